@@ -1,0 +1,63 @@
+"""The validated, in-memory collection every reader produces and every task is built from."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+
+@dataclass
+class CollectionWarning:
+    """A non-fatal finding, counted in the validation summary."""
+
+    kind: str  # e.g. "no_positive_label", "query_id_equals_doc_id", "duplicate_text", "long_document"
+    message: str
+
+
+@dataclass
+class Collection:
+    """Corpus, queries and graded labels per split.
+
+    corpus:  doc_id -> {"title": str, "text": str}     (title "" when absent, never None)
+    queries: query_id -> text
+    qrels:   split -> query_id -> doc_id -> grade (int >= 0; 2 = answers it, 1 = partly)
+    query_tags: query_id -> {tag_name: value}            (e.g. {"source": "llm", "topic": "vpn"})
+    spans:   split -> query_id -> doc_id -> list of evidence spans, each (start, end) char offsets
+             into the document text; used by chunk-level scoring, optional.
+    """
+
+    name: str
+    corpus: dict[str, dict[str, str]]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, dict[str, int]]]
+    query_tags: dict[str, dict[str, str]] = field(default_factory=dict)
+    spans: dict[str, dict[str, dict[str, list[tuple[int, int]]]]] = field(default_factory=dict)
+    warnings: list[CollectionWarning] = field(default_factory=list)
+
+    @property
+    def splits(self) -> list[str]:
+        return sorted(self.qrels)
+
+    def content_hash(self) -> str:
+        """Stable hash of everything that changes scores; used as the mteb dataset revision."""
+        h = hashlib.sha256()
+        for doc_id in sorted(self.corpus):
+            d = self.corpus[doc_id]
+            h.update(json.dumps([doc_id, d.get("title", ""), d["text"]], ensure_ascii=False).encode())
+        h.update(b"\x00queries")
+        for qid in sorted(self.queries):
+            h.update(json.dumps([qid, self.queries[qid]], ensure_ascii=False).encode())
+        h.update(b"\x00qrels")
+        h.update(json.dumps(self.qrels, sort_keys=True).encode())
+        return h.hexdigest()[:16]
+
+    def split_queries(self, split: str) -> dict[str, str]:
+        """Queries that have at least one label in this split."""
+        return {qid: self.queries[qid] for qid in self.qrels.get(split, {}) if qid in self.queries}
+
+    def warning_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for w in self.warnings:
+            counts[w.kind] = counts.get(w.kind, 0) + 1
+        return counts

@@ -1,0 +1,79 @@
+"""``format: tables``: corpus, queries and qrels as any mix of CSV/TSV/JSONL/Parquet, columns configurable.
+
+Also home of the row loaders that beir, trec and evalset share, so every format checks rows identically.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..collection import Collection
+from ..errors import CollectionError
+from ..validate import CollectionBuilder
+from ._io import Table, as_id, as_text, display_path, is_missing, read_table, resolve
+
+
+def tag_value(value: Any) -> str:
+    """Tags are strings: lists become 'a,b', numbers '3'."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(as_text(v) for v in value)
+    return as_id(value) if isinstance(value, float) else as_text(value)
+
+
+def load_corpus(b: CollectionBuilder, t: Table, doc_id: str, title: str, text: str) -> None:
+    """Add every row of a corpus table; title is optional (missing -> "")."""
+    t.require_columns([doc_id, text])
+    for loc, row in t.rows:
+        b.add_doc(t, loc, t.get(loc, row, doc_id), as_text(row.get(title)), as_text(t.get(loc, row, text)))
+
+
+def load_queries(b: CollectionBuilder, t: Table, query_id: str, text: str, tag_columns: list[str]) -> None:
+    """Add every row of a queries table; listed tag columns become query_tags (empty values skipped)."""
+    t.require_columns([query_id, text])
+    t.require_columns(tag_columns, option="tag_columns")
+    for loc, row in t.rows:
+        tags = {c: tag_value(row[c]) for c in tag_columns if not is_missing(row.get(c)) and row[c] != ""}
+        b.add_query(t, loc, t.get(loc, row, query_id), as_text(t.get(loc, row, text)), tags)
+
+
+def load_qrels(b: CollectionBuilder, t: Table, query_id: str, doc_id: str, grade: str,
+               split: str | None, split_column: str | None = None) -> None:
+    """Add every row of a qrels table to ``split`` (or to the split named in ``split_column``)."""
+    t.require_columns([query_id, doc_id, grade] + ([split_column] if split_column else []))
+    if split is not None:
+        b.expect_split(split, t)
+    for loc, row in t.rows:
+        s = split
+        if split_column:
+            s = as_id(t.get(loc, row, split_column))
+            if not s:
+                raise t.error(loc, f"empty split in column {split_column!r}")
+        b.add_label(t, loc, s, t.get(loc, row, query_id), t.get(loc, row, doc_id), t.get(loc, row, grade))
+
+
+def qrels_files(cfg: Any, base_dir: Path) -> list[tuple[str | None, Path]]:
+    """(split, file) pairs from ``qrels:`` as one file (split ``split:``) or a {split: file} mapping."""
+    if isinstance(cfg.qrels, str):
+        split = None if getattr(cfg, "split_column", None) else cfg.split
+        return [(split, resolve(base_dir, cfg.qrels))]
+    if getattr(cfg, "split_column", None):
+        raise CollectionError(display_path(base_dir), "use either `split_column:` or a {split: file} "
+                                                     "mapping under `qrels:`, not both")
+    # left-out splits are read too (the builder drops their labels) so their queries don't look unlabeled
+    return [(s, resolve(base_dir, p)) for s, p in cfg.qrels.items()]
+
+
+def read(cfg: Any, base_dir: Path, name: str) -> Collection:
+    """Read a ``format: tables`` source (see sources.TablesSource)."""
+    cols = cfg.columns
+    b = CollectionBuilder(name, cfg.splits)
+    corpus = read_table(resolve(base_dir, cfg.corpus), cfg.encoding, "corpus")
+    load_corpus(b, corpus, cols.doc_id, cols.title, cols.text)
+    queries = read_table(resolve(base_dir, cfg.queries), cfg.encoding, "queries")
+    load_queries(b, queries, cols.query_id, cols.query, cfg.tag_columns)
+    files = qrels_files(cfg, base_dir)
+    for split, path in files:
+        t = read_table(path, cfg.encoding, "qrels", allow_no_rows=True)
+        load_qrels(b, t, cols.qrels_query_id, cols.qrels_doc_id, cols.grade, split, cfg.split_column)
+    return b.finish(display_path(files[0][1]) if files else queries.shown)

@@ -1,0 +1,231 @@
+"""Turn a validated Collection + TaskConfig into a genuine mteb `AbsTaskRetrieval`.
+
+The task is registered in mteb's own task registry so `mteb.get_task(name)`, result loading and
+aggregation (`get_aggregated_scores`, `Benchmark`) work exactly as for public tasks. The dataset
+revision is the collection's content hash: changed data is a new revision, never a stale score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from mteb.abstasks.retrieval import AbsTaskRetrieval
+from mteb.abstasks.task_metadata import TaskMetadata
+
+from .collection import Collection
+from .config import TaskConfig, find_task_configs, resolve_task_config
+
+#: Metric prefixes (as in mteb's TaskResult JSON) we keep per query, mapped to pytrec_eval's names.
+_PYTREC_NAMES = {"ndcg_at": "ndcg_cut", "map_at": "map_cut", "recall_at": "recall", "precision_at": "P", "hit_rate_at": "success"}
+
+
+class PerQueryCapture:
+    """Mixin for any mteb retrieval task: keeps mteb's per-query scores and top-k rankings.
+
+    mteb computes per-query numbers (pytrec_eval + its own MRR) and then only reports means;
+    `task_specific_scores` is the documented hook that sees them, so nothing is recomputed.
+    """
+
+    k_values: Sequence[int]
+    keep_top_k: int = 100
+
+    def task_specific_scores(
+        self,
+        scores: dict[str, dict[str, float]],
+        qrels: dict[str, dict[str, int]],
+        results: dict[str, dict[str, float]],
+        hf_split: str,
+        hf_subset: str,
+    ) -> dict[str, float]:
+        if not hasattr(self, "per_query"):
+            self.per_query = {}
+            self.rankings = {}
+        self.per_query[(hf_split, hf_subset)] = per_query_scores(scores, qrels, results, self.k_values)
+        self.rankings[(hf_split, hf_subset)] = {
+            qid: dict(sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)[: self.keep_top_k])
+            for qid, docs in results.items()
+        }
+        return {}
+
+
+class PrivateRetrievalTask(PerQueryCapture, AbsTaskRetrieval):
+    """Base class of every private task; subclasses are made per collection by `task_class`."""
+
+    collection: ClassVar[Collection | None] = None
+    task_config: ClassVar[TaskConfig | None] = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: (split, subset) -> metric -> query_id -> score, filled during evaluation
+        self.per_query: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+        #: (split, subset) -> query_id -> {doc_id: score} for the top-k retrieved documents
+        self.rankings: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+
+    def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+        """Build mteb's in-memory split data from the collection (no hub access)."""
+        if self.data_loaded:
+            return
+        if self.collection is None:
+            self.__class__.collection = _load_collection(self.task_config)
+        self.dataset = {"default": collection_to_split_data(self.collection, self.eval_splits)}
+        self.data_loaded = True
+
+
+def with_per_query_capture(task: AbsTaskRetrieval) -> AbsTaskRetrieval:
+    """Give a public mteb task instance the same per-query capture as private tasks."""
+    if isinstance(task, PerQueryCapture):
+        return task
+    task.__class__ = type(task.__class__.__name__, (PerQueryCapture, task.__class__), {})
+    task.per_query, task.rankings = {}, {}
+    return task
+
+
+def per_query_scores(
+    scores: dict[str, dict[str, float]],
+    qrels: dict[str, dict[str, int]],
+    results: dict[str, dict[str, float]],
+    k_values: Sequence[int],
+) -> dict[str, dict[str, float]]:
+    """Per-query metrics named as in mteb's JSON (``ndcg_at_10`` ...); their means are mteb's aggregates."""
+    from mteb._evaluators.retrieval_metrics import mrr
+
+    out: dict[str, dict[str, float]] = {}
+    for k in k_values:
+        for ours, theirs in _PYTREC_NAMES.items():
+            out[f"{ours}_{k}"] = {qid: float(s[f"{theirs}_{k}"]) for qid, s in scores.items()}
+    mrr_lists = mrr(qrels, results, list(k_values))
+    qids = list(results.keys())
+    for k in k_values:
+        out[f"mrr_at_{k}"] = dict(zip(qids, map(float, mrr_lists[f"MRR@{k}"])))
+    return out
+
+
+def collection_to_split_data(collection: Collection, splits: Sequence[str]) -> dict[str, Any]:
+    """mteb v2 `RetrievalSplitData` per split; the corpus Dataset is shared between splits."""
+    from datasets import Dataset
+
+    ids = list(collection.corpus)
+    corpus = Dataset.from_dict(
+        {
+            "id": ids,
+            "title": [collection.corpus[i].get("title") or "" for i in ids],
+            "text": [collection.corpus[i]["text"] for i in ids],
+        }
+    )
+    data: dict[str, Any] = {}
+    for split in splits:
+        qrels = collection.qrels[split]
+        qids = [q for q in collection.queries if q in qrels]
+        queries = Dataset.from_dict({"id": qids, "text": [collection.queries[q] for q in qids]})
+        data[split] = {
+            "corpus": corpus,
+            "queries": queries,
+            "relevant_docs": {q: dict(d) for q, d in qrels.items()},
+            "top_ranked": None,
+        }
+    return data
+
+
+def build_metadata(cfg: TaskConfig, revision: str) -> TaskMetadata:
+    prompt: dict[str, str] | None = dict(cfg.prompts) if cfg.prompts else None
+    return TaskMetadata(
+        name=cfg.name,
+        description=cfg.description,
+        reference=cfg.reference,
+        dataset={"path": f"private-mteb/{cfg.name}", "revision": revision},
+        type="Retrieval",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=list(cfg.splits),
+        eval_langs=list(cfg.languages),
+        main_score=cfg.main_score,
+        date=cfg.date,
+        domains=list(cfg.domains) or None,
+        task_subtypes=None,
+        license=cfg.license,
+        annotations_creators=cfg.annotations_creators,
+        dialect=[],
+        sample_creation="created",
+        bibtex_citation="",
+        prompt=prompt,
+        is_public=False,
+    )
+
+
+def _load_collection(cfg: TaskConfig | None) -> Collection:
+    from .sources import load_collection
+
+    if cfg is None:
+        raise RuntimeError("task has neither a collection nor a config")
+    collection = load_collection(cfg.source, cfg.base_dir, cfg.name)
+    missing = [s for s in cfg.splits if s not in collection.qrels]
+    if missing:
+        from .errors import ConfigError
+
+        raise ConfigError(cfg.path, f"split(s) {missing} listed in 'splits' have no labels (found: {collection.splits})")
+    return collection
+
+
+def task_class(cfg: TaskConfig, collection: Collection | None = None) -> type[PrivateRetrievalTask]:
+    """A task class for this config; with a collection its revision is the content hash."""
+    revision = collection.content_hash() if collection is not None else "not-loaded"
+    attrs = {
+        "metadata": build_metadata(cfg, revision),
+        "collection": collection,
+        "task_config": cfg,
+        "ignore_identical_ids": cfg.ignore_identical_ids,
+    }
+    return type(_class_name(cfg.name), (PrivateRetrievalTask,), attrs)
+
+
+def register(cls: type[AbsTaskRetrieval]) -> None:
+    """Put a task class in mteb's registry (replacing an older revision of the same task)."""
+    registry = _registry()
+
+    name = cls.metadata.name
+    registry._TASKS_REGISTRY[name] = cls
+    registry.TASK_LIST = [t for t in registry.TASK_LIST if t.metadata.name != name] + [cls]
+
+
+def task_from_collection(collection: Collection, cfg: TaskConfig) -> PrivateRetrievalTask:
+    """An mteb task instance for an in-memory collection (used by experiments and tests)."""
+    cls = task_class(cfg, collection)
+    register(cls)
+    return cls()
+
+
+def get_task(name_or_path: str | Path) -> PrivateRetrievalTask:
+    """Load, validate and register a private task by name (configs/tasks) or YAML path."""
+    cfg = resolve_task_config(name_or_path)
+    return task_from_collection(_load_collection(cfg), cfg)
+
+
+def register_all(directory: Path | None = None) -> list[str]:
+    """Register every configured task's metadata (no data loading) so mteb can load/aggregate results."""
+    registry = _registry()
+
+    names = []
+    for name, path in find_task_configs(directory).items():
+        if name in registry._TASKS_REGISTRY:
+            names.append(name)
+            continue
+        try:
+            cfg = TaskConfig.from_file(path)
+        except Exception:  # a broken config must not block loading other results
+            continue
+        register(task_class(cfg))
+        names.append(name)
+    return names
+
+
+def _registry() -> Any:
+    """mteb's task-registry module (``mteb.get_tasks`` the attribute is shadowed by the function)."""
+    import importlib
+
+    return importlib.import_module("mteb.get_tasks")
+
+
+def _class_name(name: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in name) + "Task"

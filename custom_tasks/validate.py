@@ -1,0 +1,264 @@
+"""Validation of collections: hard errors while building (with file and line), warnings once built.
+
+Every reader feeds rows into ``CollectionBuilder`` so the rules (ids, empty text, grades, dangling
+labels, empty splits) are the same for every format and each error can name the offending line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .collection import Collection, CollectionWarning
+from .errors import CollectionError
+from .readers._io import Table, as_id, is_missing
+
+LONG_DOC_TOKENS = 512
+
+WARNING_KINDS: dict[str, str] = {
+    "no_positive_label": "queries whose labels are all grade 0: mteb keeps them but they can never score",
+    "unlabeled_query": "queries with no labels in any loaded split: mteb drops them, they are not evaluated",
+    "query_id_equals_doc_id": "query ids that are also document ids: BEIR/mteb silently drop such hits "
+                              "when scoring; private-mteb keeps them",
+    "duplicate_doc_text": "documents whose text repeats an earlier document",
+    "duplicate_query_text": "queries whose text repeats an earlier query",
+    "long_document": f"documents over ~{LONG_DOC_TOKENS} tokens (estimate: max(words x 1.3, chars / 4)); "
+                     "many embedding models truncate them",
+    "duplicate_judgment": "the same (query, document) judged twice in a split with the same grade",
+}
+
+
+@dataclass
+class IdWarning(CollectionWarning):
+    """A CollectionWarning that also carries the ids it is about, for the summary's examples."""
+
+    ids: tuple[str, ...] = ()
+
+
+def _warn(kind: str, message: str, *ids: str) -> IdWarning:
+    return IdWarning(kind=kind, message=message, ids=tuple(ids))
+
+
+def parse_grade(table: Table, loc: int, value: Any) -> int:
+    """Grades are integers >= 0; '2' and 2.0 are accepted, 1.5, 'x' and -1 are errors."""
+    grade: int | None = None
+    if isinstance(value, bool) or is_missing(value):
+        grade = None
+    elif isinstance(value, int):
+        grade = value
+    elif isinstance(value, float) and value.is_integer():
+        grade = int(value)
+    elif isinstance(value, str):
+        s = value.strip()
+        try:
+            grade = int(s)
+        except ValueError:
+            try:
+                f = float(s)
+                grade = int(f) if f.is_integer() else None
+            except ValueError:
+                grade = None
+    if grade is None:
+        raise table.error(loc, f"grade {value!r} is not an integer (grades are whole numbers >= 0)")
+    if grade < 0:
+        raise table.error(loc, f"grade {grade} is negative (grades are whole numbers >= 0)")
+    return grade
+
+
+class CollectionBuilder:
+    """Collects documents, then queries, then labels, checking each as it arrives.
+
+    Order matters: labels are checked against the documents and queries already added.
+    """
+
+    def __init__(self, name: str, splits: list[str] | None = None) -> None:
+        self.name = name
+        self.wanted = set(splits) if splits else None
+        self.requested = list(splits) if splits else None
+        self.corpus: dict[str, dict[str, str]] = {}
+        self.queries: dict[str, str] = {}
+        self.query_tags: dict[str, dict[str, str]] = {}
+        self.qrels: dict[str, dict[str, dict[str, int]]] = {}
+        self.spans: dict[str, dict[str, dict[str, list[tuple[int, int]]]]] = {}
+        self.warnings: list[CollectionWarning] = []
+        self._doc_at: dict[str, tuple[Table, int]] = {}
+        self._query_at: dict[str, tuple[Table, int]] = {}
+        self._label_at: dict[tuple[str, str, str], tuple[Table, int]] = {}
+        self._split_file: dict[str, Table] = {}
+        self._split_count: dict[str, int] = {}  # labels seen per split, including splits filtered out
+        self._labelled_any: set[str] = set()  # queries with labels in any split, including filtered out
+
+    def wants(self, split: str) -> bool:
+        return self.wanted is None or split in self.wanted
+
+    @staticmethod
+    def _first(table: Table, first: tuple[Table, int]) -> str:
+        t, loc = first
+        return f"first at {t.where(loc)}" if t is table else f"first at {t.shown}:{t.where(loc)}"
+
+    def add_doc(self, table: Table, loc: int, doc_id: Any, title: str, text: str) -> None:
+        doc_id = as_id(doc_id)
+        if not doc_id:
+            raise table.error(loc, "empty document id")
+        if doc_id in self._doc_at:
+            raise table.error(loc, f"duplicate document id {doc_id!r} ({self._first(table, self._doc_at[doc_id])})")
+        if not text.strip():
+            raise table.error(loc, f"document {doc_id!r} has empty text")
+        self._doc_at[doc_id] = (table, loc)
+        self.corpus[doc_id] = {"title": title, "text": text}
+
+    def add_query(self, table: Table, loc: int, qid: Any, text: str, tags: dict[str, str] | None = None) -> str:
+        qid = as_id(qid)
+        if not qid:
+            raise table.error(loc, "empty query id")
+        if qid in self._query_at:
+            raise table.error(loc, f"duplicate query id {qid!r} ({self._first(table, self._query_at[qid])})")
+        if not text.strip():
+            raise table.error(loc, f"query {qid!r} has empty text")
+        self._query_at[qid] = (table, loc)
+        self.queries[qid] = text
+        if tags:
+            self.query_tags[qid] = tags
+        return qid
+
+    def note_left_out(self, qid: Any) -> None:
+        """A query labelled only in a split left out by ``splits:`` (no unlabeled_query warning)."""
+        self._labelled_any.add(as_id(qid))
+
+    def expect_split(self, split: str, table: Table) -> None:
+        """Note that ``table`` provides labels for ``split`` (so an empty split can name its file)."""
+        self._split_file.setdefault(split, table)
+
+    def add_label(self, table: Table, loc: int, split: str, qid: Any, doc_id: Any, grade: Any) -> None:
+        qid, doc_id = as_id(qid), as_id(doc_id)
+        if qid not in self.queries:
+            raise table.error(loc, f"label for unknown query {qid!r} (not in the queries)")
+        if doc_id not in self.corpus:
+            raise table.error(loc, f"label for unknown document {doc_id!r} (not in the corpus)")
+        g = parse_grade(table, loc, grade)
+        self.expect_split(split, table)
+        self._split_count[split] = self._split_count.get(split, 0) + 1
+        self._labelled_any.add(qid)
+        if not self.wants(split):
+            return
+        per_query = self.qrels.setdefault(split, {}).setdefault(qid, {})
+        key = (split, qid, doc_id)
+        if doc_id in per_query:
+            first = self._first(table, self._label_at[key])
+            if per_query[doc_id] != g:
+                raise table.error(loc, f"query {qid!r} / document {doc_id!r} judged twice in split {split!r} "
+                                       f"with different grades {per_query[doc_id]} and {g} ({first})")
+            problem = f"query {qid!r} / document {doc_id!r} judged twice in split {split!r} ({first})"
+            self.warnings.append(_warn("duplicate_judgment", str(table.error(loc, problem)), qid))
+            return
+        per_query[doc_id] = g
+        self._label_at[key] = (table, loc)
+
+    def add_span(self, split: str, qid: str, doc_id: str, span: tuple[int, int]) -> None:
+        if self.wants(split):
+            self.spans.setdefault(split, {}).setdefault(qid, {}).setdefault(doc_id, []).append(span)
+
+    def finish(self, fallback_path: str) -> Collection:
+        """Check splits have labels, build the Collection and attach its warnings."""
+        names = self.requested or sorted(self._split_file)
+        if not names:
+            raise CollectionError(fallback_path, "no labels found: the collection has no split with judgments")
+        for split in names:
+            if not self.qrels.get(split):
+                t = self._split_file.get(split)
+                found = ", ".join(s for s in sorted(self._split_count) if self._split_count[s])
+                extra = f" (splits with labels: {found})" if found else ""
+                raise CollectionError(t.shown if t else fallback_path, f"split {split!r} has no labels{extra}")
+        c = Collection(
+            name=self.name, corpus=self.corpus, queries=self.queries,
+            qrels={s: self.qrels[s] for s in names}, query_tags=self.query_tags,
+            spans=self.spans, warnings=list(self.warnings),
+        )
+        c.warnings.extend(collect_warnings(c, labelled_elsewhere=self._labelled_any))
+        return c
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count without a tokenizer: the larger of words x 1.3 and chars / 4."""
+    return int(max(len(text.split()) * 1.3, len(text) / 4))
+
+
+def collect_warnings(c: Collection, labelled_elsewhere: set[str] | frozenset[str] = frozenset(),
+                     ) -> list[CollectionWarning]:
+    """The non-fatal findings (see WARNING_KINDS); in memory only, counted by ``summarize``.
+
+    ``labelled_elsewhere``: queries labelled in splits the source chose not to load (``splits:``); they
+    are left out on purpose, so they get no ``unlabeled_query`` warning.
+    """
+    out: list[CollectionWarning] = []
+    labelled: set[str] = set()
+    for split in sorted(c.qrels):
+        for qid, docs in c.qrels[split].items():
+            labelled.add(qid)
+            if docs and not any(g > 0 for g in docs.values()):
+                out.append(_warn("no_positive_label", f"query {qid!r} in split {split!r} has only grade-0 labels: "
+                                 "mteb keeps it but it can never score", qid))
+    for qid in c.queries:
+        if qid not in labelled and qid not in labelled_elsewhere:
+            out.append(_warn("unlabeled_query", f"query {qid!r} has no labels in any loaded split: "
+                             "mteb drops queries without labels, so it is not evaluated", qid))
+        if qid in c.corpus:
+            out.append(_warn("query_id_equals_doc_id", f"query id {qid!r} is also a document id: BEIR/mteb "
+                             "silently drop such hits when scoring; private-mteb keeps them", qid))
+    seen: dict[str, str] = {}
+    for doc_id, doc in c.corpus.items():
+        text, title = doc["text"], doc["title"]
+        words = text.split()
+        key = " ".join(words)
+        if key in seen:
+            out.append(_warn("duplicate_doc_text", f"document {doc_id!r} has the same text as {seen[key]!r}", doc_id))
+        else:
+            seen[key] = doc_id
+        n_words = len(words) + (len(title.split()) if title else 0)
+        n = int(max(n_words * 1.3, (len(title) + 1 + len(text)) / 4))  # same as estimate_tokens, split once
+        if n > LONG_DOC_TOKENS:
+            out.append(_warn("long_document", f"document {doc_id!r} is about {n} tokens (an estimate: "
+                             f"max(words x 1.3, chars / 4)), over {LONG_DOC_TOKENS}; "
+                             "many embedding models truncate it", doc_id))
+    seen = {}
+    for qid, text in c.queries.items():
+        key = " ".join(text.split())
+        if key in seen:
+            out.append(_warn("duplicate_query_text", f"query {qid!r} has the same text as {seen[key]!r}", qid))
+        else:
+            seen[key] = qid
+    return out
+
+
+def summarize(c: Collection) -> dict[str, Any]:
+    """Counts for the CLI: sizes per split and, per warning kind, a count with up to 3 example ids."""
+    warnings: dict[str, dict[str, Any]] = {}
+    for w in c.warnings:
+        entry = warnings.setdefault(w.kind, {"count": 0, "examples": [],
+                                             "explanation": WARNING_KINDS.get(w.kind, w.kind)})
+        entry["count"] += 1
+        ids = getattr(w, "ids", ()) or (w.message,)
+        for i in ids:
+            if len(entry["examples"]) < 3 and i not in entry["examples"]:
+                entry["examples"].append(i)
+    return {
+        "name": c.name,
+        "documents": len(c.corpus),
+        "queries": len(c.queries),
+        "splits": {s: {"queries": len(q), "judgments": sum(len(d) for d in q.values())}
+                   for s, q in sorted(c.qrels.items())},
+        "warnings": warnings,
+    }
+
+
+def format_summary(c: Collection) -> str:
+    """``summarize`` as a few human-readable lines."""
+    s = summarize(c)
+    splits = ", ".join(f"{k}: {v['queries']} queries / {v['judgments']} judgments" for k, v in s["splits"].items())
+    lines = [f"{s['name']}: {s['documents']} documents, {s['queries']} queries ({splits})"]
+    if not s["warnings"]:
+        lines.append("  no warnings")
+    for kind, w in s["warnings"].items():
+        ex = ", ".join(w["examples"])
+        lines.append(f"  warning {kind} x{w['count']}: {w['explanation']} (e.g. {ex})")
+    return "\n".join(lines)

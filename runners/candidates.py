@@ -1,0 +1,60 @@
+"""A candidate is anything scored like a model: a plain model, or an experiment (hybrid, chunking, ANN).
+
+Its results-folder name and revision are known before loading, so a re-run can skip what is
+complete without loading the model at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .models import BM25_NAME, ModelSpec, load_model, offline_copy, registry_meta
+
+
+@dataclass
+class Candidate:
+    name: str  # mteb model name: results land in results/<org__name>/<revision>/
+    revision: str
+    label: str  # what tables show
+    load: Callable[[], Any]  # -> object mteb.evaluate accepts, with mteb_model_meta naming it `name`
+    kind: str = "model"
+    public_name: str | None = None
+    cacheable: bool = True  # wrap in the embedding cache (dense encoders only)
+    cache_variant: str = ""
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_length: int | None = None) -> Candidate:
+    kind = spec.resolved_kind
+    if max_seq_length and not spec.max_seq_length:
+        spec = spec.model_copy(update={"max_seq_length": max_seq_length})
+    if kind == "bm25":
+        meta = registry_meta(BM25_NAME)
+        name, revision = BM25_NAME, meta.revision if meta else "0_3_0"
+        label = spec.label or "BM25"
+    else:
+        meta = registry_meta(spec.name)
+        if spec.revision:
+            revision = spec.revision
+        elif meta is not None and meta.revision:
+            revision = meta.revision
+        elif spec.path or kind == "factory":
+            revision = "local"
+        else:
+            revision = "no_revision_available"
+        name = spec.name
+        label = spec.label or spec.name.split("/")[-1]
+    variant = f"max_seq_length={spec.max_seq_length}" if spec.max_seq_length else ""
+    return Candidate(
+        name=name,
+        revision=str(revision),
+        label=label,
+        load=lambda: load_model(spec, device=device),
+        kind=kind,
+        public_name=spec.public_name or (spec.name if meta is not None else None),
+        cacheable=kind != "bm25",
+        cache_variant=variant,
+        info={"source": spec.path or offline_copy(spec.name) or "registry", "kind": kind},
+    )

@@ -1,0 +1,114 @@
+"""Benchmark YAML files (`configs/benchmarks/*.yaml`): which candidates run on which tasks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from custom_tasks.config import _pydantic_message
+from custom_tasks.errors import ConfigError
+
+from .models import ModelSpec
+
+DEFAULT_BENCHMARK = Path("configs/benchmarks/demo.yaml")
+
+
+class EncodeOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    batch_size: int = 32
+    device: str | None = None
+    max_seq_length: int | None = None
+
+
+class StatsOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    resamples: int = 10_000
+    seed: int = 0
+    confidence: float = 0.95
+    method: str = "percentile"
+    metrics: list[str] = ["ndcg_at_10"]
+    tags: list[str] = []
+
+
+class BenchmarkConfig(BaseModel):
+    """Candidates x tasks, encode options and where results go."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "benchmark"
+    description: str = ""
+    models: list[ModelSpec] = []
+    experiments: list[dict[str, Any]] = []
+    tasks: list[str]
+    encode: EncodeOptions = EncodeOptions()
+    results_dir: str = "results"
+    cache_dir: str | None = None
+    keep_top_k: int = 100
+    stats: StatsOptions = StatsOptions()
+    path: Path | None = None
+
+    @model_validator(mode="after")
+    def _something_to_run(self) -> BenchmarkConfig:
+        if not self.models and not self.experiments:
+            raise ValueError("needs at least one entry under 'models' or 'experiments'")
+        names = [m.name + (m.label or "") for m in self.models]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"model listed twice: {sorted(dup)}")
+        return self
+
+    @property
+    def base_dir(self) -> Path:
+        """Relative paths in a config resolve against the working directory (the project root)."""
+        return Path.cwd()
+
+    @property
+    def results_path(self) -> Path:
+        return self.base_dir / self.results_dir
+
+    @property
+    def cache_path(self) -> Path:
+        return Path(self.cache_dir) if self.cache_dir else self.results_path / "private-mteb" / "embeddings"
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> BenchmarkConfig:
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(path, "benchmark config not found")
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            raise ConfigError(path, f"invalid YAML: {getattr(e, 'problem', e)}",
+                              None if mark is None else mark.line + 1) from None
+        if not isinstance(data, dict):
+            raise ConfigError(path, "expected a mapping with 'models' and 'tasks'")
+        try:
+            cfg = cls.model_validate(data)
+        except ValidationError as e:
+            raise ConfigError(path, _pydantic_message(e)) from None
+        cfg.path = path
+        return cfg
+
+
+def check_tasks(cfg: BenchmarkConfig) -> None:
+    """Every task must be a configured private task or a task in mteb's registry."""
+    import mteb
+
+    from custom_tasks.config import find_task_configs
+
+    private = find_task_configs()
+    for name in cfg.tasks:
+        if name in private or Path(name).suffix in {".yaml", ".yml"}:
+            continue
+        try:
+            mteb.get_task(name)
+        except Exception:
+            known = ", ".join(private) or "none"
+            raise ConfigError(cfg.path, f"unknown task '{name}': not in configs/tasks (known: {known}) "
+                                        "nor in mteb's registry") from None

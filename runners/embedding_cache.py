@@ -1,0 +1,163 @@
+"""On-disk embedding cache shared by every task: the same text is never encoded twice.
+
+mteb's own `CachedEmbeddingWrapper` keeps one cache per task name, so two tasks sharing documents,
+a re-chunked collection or a changed label file would encode everything again. Here the key is
+(model, revision, prompt, text) — nothing about the task — and storage is append-only shards of
+float32 arrays written atomically, so a killed run never corrupts the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_KEY_BYTES = 16
+
+
+def text_key(prompt_key: str, text: str) -> bytes:
+    return hashlib.blake2b(f"{prompt_key}\x00{text}".encode(), digest_size=_KEY_BYTES).digest()
+
+
+class EmbeddingStore:
+    """Append-only vectors for one (model, revision, variant) in a folder of `.npz` shards."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self._index: dict[bytes, tuple[int, int]] = {}
+        self._shards: list[np.ndarray] = []
+        self._loaded = False
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        if not self.folder.is_dir():
+            return
+        for path in sorted(self.folder.glob("shard-*.npz")):
+            try:
+                with np.load(path) as data:
+                    keys, vectors = data["keys"], data["vectors"]
+            except Exception:  # unreadable shard (should not happen: writes are atomic) -> ignore it
+                continue
+            self._add_shard(keys, vectors)
+
+    def _add_shard(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        shard_id = len(self._shards)
+        self._shards.append(vectors)
+        for row, key in enumerate(keys.tolist()):
+            self._index[bytes(key)] = (shard_id, row)
+
+    def __len__(self) -> int:
+        self._load()
+        return len(self._index)
+
+    def lookup(self, keys: list[bytes]) -> tuple[list[int], list[int], list[np.ndarray]]:
+        """Indices found, indices missing, and the found vectors (in order of `found`)."""
+        self._load()
+        found, missing, vectors = [], [], []
+        for i, key in enumerate(keys):
+            loc = self._index.get(key)
+            if loc is None:
+                missing.append(i)
+            else:
+                found.append(i)
+                vectors.append(self._shards[loc[0]][loc[1]])
+        return found, missing, vectors
+
+    def add(self, keys: list[bytes], vectors: np.ndarray) -> None:
+        """Persist new vectors as one shard (tmp file + rename: atomic)."""
+        self._load()
+        if not keys:
+            return
+        keys_arr = np.frombuffer(b"".join(keys), dtype=f"S{_KEY_BYTES}")
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        final = self.folder / f"shard-{uuid.uuid4().hex}.npz"
+        tmp = final.with_suffix(".tmp")
+        with open(tmp, "wb") as f:
+            np.savez(f, keys=keys_arr, vectors=vectors)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, final)
+        self._add_shard(keys_arr, vectors)
+
+
+class CachedEncoder:
+    """Wraps an mteb encoder; encodes only texts not already in the store.
+
+    Counts `encoded` and `reused` texts so benchmarks can show that shared text is encoded once.
+    """
+
+    def __init__(self, model: Any, store: EmbeddingStore, variant: str = "") -> None:
+        self._model = model
+        self.store = store
+        self.variant = variant
+        self.encoded = 0
+        self.reused = 0
+
+    @property
+    def mteb_model_meta(self) -> Any:
+        return self._model.mteb_model_meta
+
+    def __getattr__(self, name: str) -> Any:  # similarity functions, prompts, ... of the wrapped model
+        if name == "_model":
+            raise AttributeError(name)
+        return getattr(self._model, name)
+
+    def _prompt_key(self, task_metadata: Any, prompt_type: Any) -> str:
+        """Everything besides the text that changes an embedding: prompt type, resolved prompt, instruction."""
+        ptype = getattr(prompt_type, "value", prompt_type)
+        parts = [str(ptype), self.variant]
+        get_prompt = getattr(self._model, "get_prompt", None)
+        if callable(get_prompt):
+            try:
+                parts.append(str(get_prompt(task_metadata, prompt_type)))
+            except Exception:
+                parts.append("?")
+        meta = self.mteb_model_meta
+        if getattr(meta, "use_instructions", False):
+            parts.append(str(getattr(task_metadata, "prompt", "")))
+        return "|".join(parts)
+
+    def encode(self, inputs: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
+               prompt_type: Any = None, **kwargs: Any) -> np.ndarray:
+        from torch.utils.data import DataLoader
+
+        from mteb._create_dataloaders import _custom_collate_fn
+
+        dataset = inputs.dataset
+        texts: list[str] = dataset["text"]
+        prompt_key = self._prompt_key(task_metadata, prompt_type)
+        keys = [text_key(prompt_key, t) for t in texts]
+        # the same text twice in one call is encoded once
+        first: dict[bytes, int] = {}
+        for i, k in enumerate(keys):
+            first.setdefault(k, i)
+        unique_idx = list(first.values())
+        unique_keys = [keys[i] for i in unique_idx]
+        found, missing, found_vecs = self.store.lookup(unique_keys)
+        by_key: dict[bytes, np.ndarray] = {unique_keys[i]: v for i, v in zip(found, found_vecs)}
+        if missing:
+            rows = [unique_idx[i] for i in missing]
+            loader = DataLoader(dataset.select(rows), batch_size=inputs.batch_size or 32,
+                                collate_fn=_custom_collate_fn, shuffle=False)
+            new = self._model.encode(loader, task_metadata=task_metadata, hf_split=hf_split,
+                                     hf_subset=hf_subset, prompt_type=prompt_type, **kwargs)
+            new = _to_numpy(new)
+            new_keys = [unique_keys[i] for i in missing]
+            self.store.add(new_keys, new)
+            by_key.update(zip(new_keys, new))
+            self.encoded += len(missing)
+        self.reused += len(texts) - len(missing)
+        return np.stack([by_key[k] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
+
+
+def _to_numpy(x: Any) -> np.ndarray:
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().float().numpy()
+    return np.asarray(x, dtype=np.float32)

