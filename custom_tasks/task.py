@@ -129,6 +129,22 @@ def collection_to_split_data(collection: Collection, splits: Sequence[str]) -> d
 
 
 def build_metadata(cfg: TaskConfig, revision: str) -> TaskMetadata:
+    """mteb's TaskMetadata; its validation errors (license, domains, languages) become one line."""
+    from pydantic import ValidationError
+
+    from .config import _pydantic_message
+    from .errors import ConfigError
+
+    try:
+        return _metadata(cfg, revision)
+    except ValidationError as e:
+        if "license" in str(e.errors()[0]["loc"]):
+            raise ConfigError(cfg.path, f"license '{cfg.license}' is not one mteb accepts: use an id such as "
+                                        "cc-by-4.0 or apache-2.0, a URL, or 'not specified'") from None
+        raise ConfigError(cfg.path, _pydantic_message(e).split("[")[0].strip()) from None
+
+
+def _metadata(cfg: TaskConfig, revision: str) -> TaskMetadata:
     prompt: dict[str, str] | None = dict(cfg.prompts) if cfg.prompts else None
     return TaskMetadata(
         name=cfg.name,
