@@ -74,11 +74,21 @@ def main(argv: list[str] | None = None) -> int:
               "mteb_version": mteb.__version__}
     snap = snapshot_from_results(results, list(tasks.values()), source, benchmarks)
     missing = sorted(set(models) - set(snap["models"]))
-    args.out.write_text(json.dumps(snap, indent=1) + "\n", encoding="utf-8")
+    args.out.write_text(_dump(snap), encoding="utf-8")
     n_scores = sum(len(m["tasks"]) for m in snap["models"].values())
     print(f"wrote {args.out}: {len(snap['models'])} models, {n_scores} task scores"
           + (f"; no results for {', '.join(missing)}" if missing else ""))
     return 0
+
+
+def _dump(snap: dict) -> str:
+    """Readable JSON with one line per (model, task), so regenerating gives small diffs."""
+    head = json.dumps({k: v for k, v in snap.items() if k != "models"}, indent=1)[:-2]
+    models = []
+    for name, entry in snap["models"].items():
+        rows = ",\n".join(f"   {json.dumps(t)}: {json.dumps(r)}" for t, r in entry["tasks"].items())
+        models.append(f'  {json.dumps(name)}: {{"tasks": {{\n{rows}\n  }}}}')
+    return head + ',\n "models": {\n' + ",\n".join(models) + "\n }\n}\n"
 
 
 if __name__ == "__main__":
