@@ -46,6 +46,13 @@ def _offline_default() -> None:
         os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import logging
+    import warnings
+
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", message=".*SentenceTransformers that use prompts.*")
+    logging.getLogger("mteb").setLevel(logging.ERROR)
 
 
 # ---------------------------------------------------------------- tasks

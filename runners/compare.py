@@ -151,6 +151,14 @@ def _data_version_notes(results: Any) -> list[str]:
             for t, v in sorted(versions.items()) if len(v) > 1]
 
 
+def _long_frame(results: Any, tasks: Sequence[Any]) -> pl.DataFrame:
+    """mteb's leaderboard frame (select_tasks + join_revisions); NaN = not evaluated, so it becomes null."""
+    if not results.model_results or not tasks:
+        return pl.DataFrame()
+    long = results._to_results_df(list(tasks))
+    return long.with_columns(pl.col("score").fill_nan(None)) if long.height else long
+
+
 def _summary(long: pl.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(cells, per-model mean + Borda) with mteb's pivot, skipna=False mean and long-form Borda."""
     from mteb.benchmarks._create_table import _borda_rank_from_long, _build_per_task_pivot, _skipna_false_mean
@@ -214,43 +222,40 @@ def build_comparison(private_results_dir: str | Path = "results", public_source:
     to_load = None if load_all else sorted({mapping.get(m, m) for m in private_models} | {m for m in private_models} | wanted)
     pub = source.load(public_tasks, to_load).select_tasks(public_tasks).join_revisions()
     have = {mr.model_name for mr in pub}
-    resolved: dict[str, str | None] = {}
+    resolved: dict[str, str | None] = {}  # private model -> the public entry it is compared with
     for m in private_models:
         p = mapping.get(m, m)
         if p not in have and p != m and m in have:
             notes.append(f"public name {p!r} of {m} not in the public results; matched {m} by its own name")
             p = m
         resolved[m] = p if p in have else None
-    stood_in = {p for m, p in resolved.items() if p and p != m}
-    pub_mrs = []
-    for mr in pub:
-        pub_mrs += [mr.model_copy(update={"model_name": m}) for m, p in resolved.items() if p == mr.model_name and m != p]
-        if mr.model_name in private_models or mr.model_name in wanted or (load_all and mr.model_name not in stood_in):
-            pub_mrs.append(mr)
+    shown = {mr.model_name for mr in pub if mr.model_name in private_models or mr.model_name in wanted or load_all}
+    pub_mrs = [mr.model_copy(update={"model_name": m}) for mr in pub for m, p in resolved.items()
+               if p == mr.model_name and m != p]
+    pub_mrs += [mr for mr in pub if mr.model_name in shown]
+    # Public means and ranks are over public entries, each once, so a stand-in never shifts the board's ranks.
+    ranked = shown | {p for p in resolved.values() if p}
+    pub_rank = BenchmarkResults.model_construct(model_results=[mr for mr in pub if mr.model_name in ranked], benchmark=None)
 
     combined = BenchmarkResults.model_construct(model_results=[*priv_mrs, *pub_mrs], benchmark=None)
-    all_tasks = [*private_tasks, *public_tasks]
-    long = combined._to_results_df(all_tasks) if combined.model_results else pl.DataFrame()
-    if long.height:
-        long = long.with_columns(pl.col("score").fill_nan(None))  # NaN = not evaluated; never ranked as best
-        pub_long, priv_long = long.filter(pl.col("is_public")), long.filter(~pl.col("is_public"))
-    else:
-        pub_long = priv_long = long
+    long = _long_frame(combined, [*private_tasks, *public_tasks])
     cells, agg_all = _summary(long)
-    _, agg_priv = _summary(priv_long)
-    _, agg_pub = _summary(pub_long)
+    _, agg_priv = _summary(long.filter(~pl.col("is_public")) if long.height else long)
+    _, agg_pub = _summary(_long_frame(pub_rank, public_tasks))
 
     priv_cols = [t.metadata.name for t in private_tasks]
     pub_cols = [t.metadata.name for t in public_tasks]
     index = pd.Index(sorted(cells.index), name="model")
+    public_key = pd.Index([resolved.get(m) or m for m in index])
     table = cells.reindex(index=index, columns=priv_cols + pub_cols).astype(float)
     ranks = table.rank(ascending=False, method="min").astype("Int64")
     table[PRIVATE_MEAN], table[PRIVATE_FLAG] = _means(cells, agg_priv, priv_cols, index)
     table[PRIVATE_RANK] = agg_priv["borda"].reindex(index).astype("Int64")
+    agg_pub = agg_pub.reindex(public_key).set_axis(index)
     table[PUBLIC_MEAN], table[PUBLIC_FLAG] = _means(cells, agg_pub, pub_cols, index)
-    table[PUBLIC_RANK] = agg_pub["borda"].reindex(index).astype("Int64")
+    table[PUBLIC_RANK] = agg_pub["borda"].astype("Int64")
     table[BORDA] = agg_all["borda"].reindex(index).astype("Int64")
-    table["public_name"] = [resolved.get(m, m if m in have else None) for m in index]
+    table["public_name"] = [resolved[m] if m in resolved else m if m in have else None for m in index]
     revisions = (long.select("model_name", "task_name", "model_revision", "is_public").unique().sort("model_name", "task_name")
                  .to_pandas().rename(columns={"model_name": "model", "task_name": "task", "model_revision": "revision",
                                               "is_public": "public"}) if long.height else
@@ -337,6 +342,7 @@ def plot_comparison(comp: Comparison, path: str | Path) -> Path:
     ax.set_ylabel(f"private: mean main score ({len(comp.private_tasks)} tasks)")
     ax.set_title(comp.agreement.sentence, fontsize=8, wrap=True)
     ax.grid(alpha=0.3)
+    ax.margins(0.15)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     return Path(path)

@@ -1,0 +1,227 @@
+"""Approximate nearest-neighbour indexes (faiss HNSW / IVF / flat) as candidates.
+
+An ANN candidate is the dense model (through the embedding cache) searched with a faiss index
+plugged into mteb's own `SearchEncoderWrapper` as its `index_backend`, so relevance metrics are
+computed exactly like the plain run's. Apart from those, and under a different name, we record
+how far the index departs from exact (brute-force) search on the same vectors:
+`index_overlap_at_k` = |top-k of the index ∩ exact top-k| / min(k, corpus size), "overlap@k vs
+exact search". It is NOT recall (recall is about relevance labels); it lands in a sidecar
+`ann_agreement_<split>.json` next to the run's per-query files.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from mteb.models.search_wrappers import SearchEncoderWrapper
+
+from .store import atomic_write_json, find_run, read_json, run_dir
+
+AGREEMENT_KS = (10, 100)
+AGREEMENT_LABELS = {f"index_overlap_at_{k}": f"overlap@{k} vs exact search" for k in AGREEMENT_KS}
+IndexKind = Literal["flat", "hnsw", "ivf"]
+
+
+@dataclass(frozen=True)
+class IndexParams:
+    kind: IndexKind
+    M: int = 16
+    ef_construction: int = 40
+    ef_search: int = 64
+    nlist: int = 64
+    nprobe: int = 8
+
+    @property
+    def tag(self) -> str:
+        """'hnsw-M16-ef64' / 'ivf64-p8' / 'flat': names and labels."""
+        if self.kind == "hnsw":
+            return f"hnsw-M{self.M}-ef{self.ef_search}"
+        if self.kind == "ivf":
+            return f"ivf{self.nlist}-p{self.nprobe}"
+        return "flat"
+
+
+@dataclass
+class FaissAnnIndex:
+    """mteb `IndexEncoderSearchProtocol` backend; also runs exact search to measure agreement."""
+
+    params: IndexParams
+    normalize: bool = True  # cosine = inner product of L2-normalised vectors
+    ks: Sequence[int] = AGREEMENT_KS
+    idxs: list[str] = field(default_factory=list)
+    last: dict[str, Any] = field(default_factory=dict)
+    _vectors: np.ndarray | None = None
+    _index: Any = None
+
+    def add_documents(self, embeddings: Any, idxs: list[str]) -> None:
+        import faiss
+
+        x = _as_f32(embeddings)
+        if self.normalize:
+            faiss.normalize_L2(x)
+        self.idxs = list(idxs)
+        self._vectors = x
+        t0 = time.perf_counter()
+        self._index = build_index(x, self.params)
+        self.last = {"n_docs": len(self.idxs), "build_seconds": time.perf_counter() - t0}
+
+    def search(self, embeddings: Any, top_k: int, similarity_fn: Any = None, top_ranked: Any = None,
+               query_idx_to_id: Any = None) -> tuple[list[list[float]], list[list[int]]]:
+        import faiss
+
+        if top_ranked is not None:
+            raise NotImplementedError("ANN candidates do not rerank pre-ranked documents (reranking tasks)")
+        if self._index is None or self._vectors is None:
+            raise ValueError("no index built: add_documents() first")
+        q = _as_f32(embeddings)
+        if self.normalize:
+            faiss.normalize_L2(q)
+        k = min(top_k, len(self.idxs))
+        t0 = time.perf_counter()
+        scores, ids = self._index.search(q, k)
+        t1 = time.perf_counter()
+        exact = faiss.IndexFlatIP(q.shape[1])
+        exact.add(self._vectors)
+        _, exact_ids = exact.search(q, min(max(self.ks), len(self.idxs)))
+        t2 = time.perf_counter()
+        keep = ids >= 0  # faiss pads with -1 when the index finds fewer than k
+        out_ids = [row[m].tolist() for row, m in zip(ids, keep)]
+        out_scores = [row[m].tolist() for row, m in zip(scores, keep)]
+        self.last.update({
+            "per_query": {f"index_overlap_at_{kk}": overlap_at_k(out_ids, exact_ids, kk, len(self.idxs))
+                          for kk in self.ks},
+            "ms_per_query_index": 1000 * (t1 - t0) / max(len(q), 1),
+            "ms_per_query_exact": 1000 * (t2 - t1) / max(len(q), 1),
+            "returned_fewer_than_k": int((~keep).any(axis=1).sum()),
+        })
+        return out_scores, out_ids
+
+    def clear(self) -> None:
+        self._index, self._vectors, self.idxs = None, None, []
+
+
+def build_index(x: np.ndarray, p: IndexParams) -> Any:
+    """A faiss inner-product index over x; built single-threaded so HNSW graphs are reproducible."""
+    import faiss
+
+    n, d = x.shape
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        if p.kind == "flat":
+            index = faiss.IndexFlatIP(d)
+        elif p.kind == "hnsw":
+            index = faiss.IndexHNSWFlat(d, p.M, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = p.ef_construction
+            index.hnsw.efSearch = p.ef_search
+        elif p.kind == "ivf":
+            nlist = max(1, min(p.nlist, n))
+            index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
+            index.cp.seed = 1234
+            index.train(x)
+            index.nprobe = min(p.nprobe, nlist)
+        else:
+            raise ValueError(f"unknown index {p.kind!r} (flat, hnsw, ivf)")
+        index.add(x)
+    finally:
+        faiss.omp_set_num_threads(threads)
+    return index
+
+
+def overlap_at_k(ann_ids: Sequence[Sequence[int]], exact_ids: Any, k: int, n_docs: int) -> list[float]:
+    """Per query: |ann top-k ∩ exact top-k| / min(k, n_docs)."""
+    denom = min(k, n_docs)
+    return [len(set(list(a)[:k]) & set(np.asarray(e)[:k].tolist())) / denom for a, e in zip(ann_ids, exact_ids)]
+
+
+class AnnSearch(SearchEncoderWrapper):
+    """SearchEncoderWrapper with a faiss backend that files its agreement with exact search.
+
+    The sidecar goes to the run folder of (candidate, task, dataset revision), written before
+    run.evaluate_one publishes the TaskResult, so a complete run has it.
+    """
+
+    def __init__(self, encoder: Any, params: IndexParams, meta: Any, results_dir: Path | None) -> None:
+        from mteb.models.model_meta import ScoringFunction
+
+        sim = getattr(encoder.mteb_model_meta, "similarity_fn_name", None)
+        if sim not in (ScoringFunction.COSINE, ScoringFunction.DOT_PRODUCT, "cosine", "dot", None):
+            raise ValueError(f"ANN indexes support cosine or dot-product models, not {sim}")
+        self.backend = FaissAnnIndex(params, normalize=sim in (ScoringFunction.COSINE, "cosine", None))
+        super().__init__(encoder, index_backend=self.backend)
+        self.mteb_model_meta = meta
+        self.params = params
+        self.results_dir = Path(results_dir) if results_dir is not None else None
+        self.agreement: dict[tuple[str, str], dict[str, Any]] = {}
+
+    @property
+    def encoded(self) -> int:
+        return getattr(self.model, "encoded", 0)
+
+    @property
+    def reused(self) -> int:
+        return getattr(self.model, "reused", 0)
+
+    def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
+               **kwargs: Any) -> dict[str, dict[str, float]]:
+        results = super().search(queries, task_metadata=task_metadata, hf_split=hf_split,
+                                 hf_subset=hf_subset, **kwargs)
+        last = self.backend.last
+        qids = list(queries["id"])
+        per_query = {m: dict(zip(qids, v)) for m, v in last.get("per_query", {}).items()}
+        summary = {m: float(np.mean(list(v.values()))) if v else float("nan") for m, v in per_query.items()}
+        record = {"index": self.params.tag, "params": vars(self.params), "summary": summary,
+                  "labels": AGREEMENT_LABELS,
+                  **{k: v for k, v in last.items() if k != "per_query"}, "per_query": per_query}
+        self.agreement[(hf_split, hf_subset)] = record
+        if self.results_dir is not None:
+            self._save(task_metadata, hf_split, hf_subset, record)
+        return results
+
+    def _save(self, task_metadata: Any, split: str, subset: str, record: dict[str, Any]) -> None:
+        meta = self.mteb_model_meta
+        ds_rev = str(task_metadata.dataset.get("revision"))
+        folder = run_dir(self.results_dir, meta.name, str(meta.revision), task_metadata.name, ds_rev)
+        path = folder / f"ann_agreement_{split}.json"
+        data = read_json(path) if path.exists() else {}
+        if data.get("dataset_revision") != ds_rev:
+            data = {}
+        subsets = {**data.get("subsets", {}), subset: record}
+        atomic_write_json(path, {"model": meta.name, "revision": str(meta.revision), "task": task_metadata.name,
+                                 "dataset_revision": ds_rev, "split": split, "subsets": subsets})
+
+
+def _as_f32(x: Any) -> np.ndarray:
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    return np.ascontiguousarray(np.asarray(x, dtype=np.float32)).copy()
+
+
+def load_ann_agreement(results_dir: Path, model_name: str, task_name: str, split: str = "test",
+                       revision: str | None = None, subset: str = "default") -> dict[str, Any] | None:
+    """The agreement record of one ANN run (None when the run or its sidecar is missing)."""
+    folder = find_run(results_dir, model_name, task_name, revision)
+    path = folder / f"ann_agreement_{split}.json" if folder is not None else None
+    if path is None or not path.exists():
+        return None
+    return read_json(path)["subsets"].get(subset)
+
+
+def ann_agreement_table(results_dir: Path, runs: Sequence[tuple[str, str, str, str]],
+                        split: str = "test") -> pd.DataFrame:
+    """One row per (label, model name, revision, task): mean overlap@k vs exact search, timings."""
+    rows = []
+    for label, name, revision, task in runs:
+        rec = load_ann_agreement(results_dir, name, task, split, revision)
+        if rec is None:
+            continue
+        rows.append({"candidate": label, "model": name, "task": task, "index": rec["index"], **rec["summary"],
+                     "ms_per_query_index": rec.get("ms_per_query_index"),
+                     "ms_per_query_exact": rec.get("ms_per_query_exact")})
+    return pd.DataFrame(rows)
