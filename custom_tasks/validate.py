@@ -19,7 +19,8 @@ WARNING_KINDS: dict[str, str] = {
     "no_positive_label": "queries whose labels are all grade 0: mteb keeps them but they can never score",
     "unlabeled_query": "queries with no labels in any loaded split: mteb drops them, they are not evaluated",
     "query_id_equals_doc_id": "query ids that are also document ids: BEIR/mteb silently drop such hits "
-                              "when scoring; private-mteb keeps them",
+                              "when scoring (ignore_identical_ids); private-mteb keeps them as real hits unless "
+                              "the task YAML sets `ignore_identical_ids: true`",
     "duplicate_doc_text": "documents whose text repeats an earlier document",
     "duplicate_query_text": "queries whose text repeats an earlier query",
     "long_document": f"documents over ~{LONG_DOC_TOKENS} tokens (estimate: max(words x 1.3, chars / 4)); "
@@ -204,7 +205,8 @@ def collect_warnings(c: Collection, labelled_elsewhere: set[str] | frozenset[str
                              "mteb drops queries without labels, so it is not evaluated", qid))
         if qid in c.corpus:
             out.append(_warn("query_id_equals_doc_id", f"query id {qid!r} is also a document id: BEIR/mteb "
-                             "silently drop such hits when scoring; private-mteb keeps them", qid))
+                             "silently drop such hits when scoring; private-mteb keeps them (set "
+                             "`ignore_identical_ids: true` in the task YAML to drop them)", qid))
     seen: dict[str, str] = {}
     for doc_id, doc in c.corpus.items():
         text, title = doc["text"], doc["title"]

@@ -53,7 +53,7 @@ def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_leng
         label=label,
         load=lambda: load_model(spec, device=device),
         kind=kind,
-        public_name=spec.public_name or (spec.name if meta is not None else None),
+        public_name=spec.public_name or (name if meta is not None else None),
         cacheable=kind != "bm25",
         cache_variant=variant,
         info={"source": spec.path or offline_copy(spec.name) or "registry", "kind": kind},

@@ -237,6 +237,11 @@ def check_cmd(
         raise typer.Exit(1)
 
 
+from .cli_compare import compare  # noqa: E402
+
+app.command("compare")(compare)
+
+
 def main() -> None:
     app()
 

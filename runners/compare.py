@@ -267,7 +267,8 @@ def build_comparison(private_results_dir: str | Path = "results", public_source:
 
     missing_pub = [t for t in pub_cols if table[t].isna().all()] if len(table) else pub_cols
     if missing_pub:
-        notes.append(f"no public scores in this source for {', '.join(missing_pub)}")
+        hint = " (the snapshot is small: pass --public <results folder> for more)" if "snapshot" in source.label else ""
+        notes.append(f"no public scores for {', '.join(missing_pub)} among the models shown{hint}")
     notes.append(f"revisions: {REVISION_POLICY}")
     comp = Comparison(table, ranks, priv_cols, pub_cols, public_set, source.label, revisions,
                       agreement(table), notes, long)
@@ -343,6 +344,9 @@ def plot_comparison(comp: Comparison, path: str | Path) -> Path:
     ax.set_title(comp.agreement.sentence, fontsize=8, wrap=True)
     ax.grid(alpha=0.3)
     ax.margins(0.15)
+    if (pts[PRIVATE_FLAG] | pts[PUBLIC_FLAG]).any():
+        ax.text(0.99, 0.01, "hollow: incomplete scores, left out of the correlation", transform=ax.transAxes,
+                ha="right", va="bottom", fontsize=7, color="0.4")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     return Path(path)
@@ -364,8 +368,9 @@ def display_rows(comp: Comparison, brief: bool = False) -> tuple[list[str], list
         cells = [f"{_fmt(r[c])} ({comp.ranks.at[model, c]})" if not pd.isna(r[c]) else "—" for c in tasks]
         pm = _fmt(r[PRIVATE_MEAN]) + ("*" if r[PRIVATE_FLAG] else "")
         qm = _fmt(r[PUBLIC_MEAN]) + ("*" if r[PUBLIC_FLAG] else "")
-        name = str(model) + (f" → {r['public_name']}" if r["public_name"] and r["public_name"] != model else "")
-        rows.append([name, *cells, pm, _fmt_rank(r[PRIVATE_RANK]), qm, _fmt_rank(r[PUBLIC_RANK]), r["public_revision"] or "—"])
+        pub = r["public_name"]
+        name = str(model) + (f" → {pub}" if isinstance(pub, str) and pub != model else "")
+        rows.append([name, *cells, pm, _fmt_rank(r[PRIVATE_RANK]), qm, _fmt_rank(r[PUBLIC_RANK]), r["public_revision"] if isinstance(r["public_revision"], str) else "—"])
     notes = [f"public scores: {comp.source}; public set: {comp.public_set}"]
     if t[[PRIVATE_FLAG, PUBLIC_FLAG]].any().any():
         notes.append("* mean over the tasks the model has, not all of them; not comparable with complete means")

@@ -49,8 +49,8 @@ class EmbeddingStore:
     def _add_shard(self, keys: np.ndarray, vectors: np.ndarray) -> None:
         shard_id = len(self._shards)
         self._shards.append(vectors)
-        for row, key in enumerate(keys.tolist()):
-            self._index[bytes(key)] = (shard_id, row)
+        for row, key in enumerate(keys.tolist()):  # numpy "S" strips trailing NULs: pad back to the key size
+            self._index[bytes(key).ljust(_KEY_BYTES, b"\x00")] = (shard_id, row)
 
     def __len__(self) -> int:
         self._load()

@@ -137,7 +137,8 @@ def parse_experiments(cfg: BenchmarkConfig) -> list[HybridEntry | ChunkEntry | A
         try:
             entry = _ADAPTER.validate_python(raw)
         except ValidationError as e:
-            msg = _pydantic_message(e).split(f"{raw['type']}.", 1)[-1]
+            msg = _pydantic_message(e).removeprefix(f"{raw['type']}.").removeprefix(f"{raw['type']}: ")
+            msg = msg.replace("Value error, ", "")
             raise ConfigError(cfg.path, f"{where} ({raw['type']}): {msg}") from None
         base = entry.dense if isinstance(entry, HybridEntry) else entry.model
         if base in BM25_ALIASES:
@@ -258,8 +259,8 @@ def chunk_level_runs(cfg: BenchmarkConfig, tasks: list[Any]) -> list[tuple[Candi
         offsets = token_offsets(shared_encoder(dense, cfg.cache_path)) if entry.unit == "tokens" else None
         made = []
         for task in tasks:
-            if getattr(task, "collection", None) is None:
-                task.load_data() if hasattr(task, "task_config") else None
+            if getattr(task, "collection", None) is None and getattr(task, "task_config", None) is not None:
+                task.load_data()
             collection = getattr(task, "collection", None)
             if collection is None or not collection.spans:
                 logger.warning("%s has no evidence spans: no chunk-level scoring", task.metadata.name)

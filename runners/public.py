@@ -116,7 +116,9 @@ class MtebCacheSource:
                 )
             reason = is_offline()
             if reason:
-                raise PublicSourceError(f"cannot download public results: {reason}. Use --public <folder> or the snapshot.")
+                hint = " (private-mteb keeps the hub offline unless PRIVATE_MTEB_ONLINE=1)" if "OFFLINE" in reason else ""
+                raise PublicSourceError(f"cannot download public results: {reason}{hint}. "
+                                        "Use --public <folder> or the shipped snapshot.")
             mteb.ResultCache(self.path).download_from_remote()
         return FolderSource(self.path).load(tasks, models)
 
