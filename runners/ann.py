@@ -41,7 +41,8 @@ class IndexParams:
     def tag(self) -> str:
         """'hnsw-M16-ef64' / 'ivf64-p8' / 'flat': names and labels."""
         if self.kind == "hnsw":
-            return f"hnsw-M{self.M}-ef{self.ef_search}"
+            efc = "" if self.ef_construction == 40 else f"-efc{self.ef_construction}"
+            return f"hnsw-M{self.M}{efc}-ef{self.ef_search}"
         if self.kind == "ivf":
             return f"ivf{self.nlist}-p{self.nprobe}"
         return "flat"

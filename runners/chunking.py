@@ -217,8 +217,11 @@ class ChunkedSearch:
         for q, qid in enumerate(queries["id"]):
             heap: list[tuple[float, str]] = []
             for i, score in zip(idx[q].tolist(), values[q].tolist()):
-                item = (score, self._doc_ids[i])
-                heapq.heappush(heap, item) if len(heap) < top_k else heapq.heappushpop(heap, item)
+                item = (score, self._doc_ids[i])  # same heap as mteb's search: ties resolved identically
+                if len(heap) < top_k:
+                    heapq.heappush(heap, item)
+                else:
+                    heapq.heappushpop(heap, item)
             results[qid] = {doc: score for score, doc in heap}
         self._emb = None
         return results

@@ -137,7 +137,8 @@ def parse_experiments(cfg: BenchmarkConfig) -> list[HybridEntry | ChunkEntry | A
         try:
             entry = _ADAPTER.validate_python(raw)
         except ValidationError as e:
-            msg = _pydantic_message(e).removeprefix(f"{raw['type']}.").removeprefix(f"{raw['type']}: ")
+            t = raw["type"]
+            msg = _pydantic_message(e).removeprefix(f"{t}.").removeprefix(f"{t}: ").replace(f"'{t}.", "'")
             msg = msg.replace("Value error, ", "")
             raise ConfigError(cfg.path, f"{where} ({raw['type']}): {msg}") from None
         base = entry.dense if isinstance(entry, HybridEntry) else entry.model
@@ -203,7 +204,7 @@ def expand(entry: HybridEntry | ChunkEntry | AnnEntry, dense: Candidate, cache_p
     out: list[Candidate] = []
     if isinstance(entry, HybridEntry):
         for v in entry.values:
-            tag = fusion_tag(entry.fusion, v)
+            tag = fusion_tag(entry.fusion, v) + (f"-d{entry.depth}" if entry.depth else "")
 
             def make(enc: Any, name: str, v: float = v) -> Any:
                 import mteb
@@ -225,7 +226,8 @@ def expand(entry: HybridEntry | ChunkEntry | AnnEntry, dense: Candidate, cache_p
 
             def make(enc: Any, name: str, p: IndexParams = p) -> Any:
                 return AnnSearch(enc, p, _meta(enc, name, dense.revision), results_dir)
-            out.append(cand(f"-{p.tag}", p.tag.replace("-", " "), make, dataclasses.asdict(p)))
+            params = {("index" if k == "kind" else k): v for k, v in dataclasses.asdict(p).items()}
+            out.append(cand(f"-{p.tag}", p.tag.replace("-", " "), make, params))
     return out
 
 
@@ -268,6 +270,8 @@ def chunk_level_runs(cfg: BenchmarkConfig, tasks: list[Any]) -> list[tuple[Candi
             for ch in entry.chunkers():
                 name = chunk_task_name(task.metadata.name, ch)
                 coll = chunk_level_collection(collection, ch, offsets, name)
+                if not coll.qrels:
+                    continue
                 note = "; ".join(w.message for w in coll.warnings)
                 tcfg = task.task_config.model_copy(update={
                     "name": name, "splits": [s for s in task.task_config.splits if s in coll.qrels],

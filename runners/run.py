@@ -161,4 +161,8 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                                      getattr(model, "encoded", 0) - before[0], getattr(model, "reused", 0) - before[1]))
             if on_step:
                 on_step("done", cand.label, name)
+    if any(isinstance(e, dict) and e.get("score") == "chunk" for e in cfg.experiments):
+        from .experiments import run_chunk_level  # chunk-level scoring: the plain model on <Task>@chunks... tasks
+
+        records += run_chunk_level(cfg, tasks, force=force, show_progress=show_progress, on_step=on_step)
     return records

@@ -266,10 +266,14 @@ def test_chunk_level_task_runs_like_a_private_task(tmp_path):
     task = tiny_task(tiny_collection())
     cfg = bench(tmp_path, [{"type": "chunk", "model": "test/fake", "sizes": [4], "score": "chunk"}])
     assert ex.candidates_from_experiments(cfg) == []  # chunk level makes tasks, not candidates
-    recs = ex.run_chunk_level(cfg, [task], show_progress=False)
-    assert [(r.candidate, r.task) for r in recs] == [("test/fake", "TinyKB@chunks4-0")]
+    recs = run_benchmark(cfg, candidates=candidates_for(cfg), tasks=[task], show_progress=False)
+    assert [(r.candidate, r.task) for r in recs] == [("test/fake", "TinyKB"), ("test/fake", "TinyKB@chunks4-0")]
     pq = load_per_query(cfg.results_path, "test/fake", "TinyKB@chunks4-0")
     assert len(pq) == 7 and "q3" not in pq.index
+    again = ex.run_chunk_level(cfg, [task], show_progress=False)  # same chunks -> same task revision -> skipped
+    assert [r.status for r in again] == ["skipped"]
+    table = ex.experiment_table(cfg.results_path, cfg)
+    assert "fake (chunk level)" in set(table["candidate"])
 
 
 # ---------------------------------------------------------------- ANN
