@@ -132,7 +132,7 @@ def _find_attr(obj: Any, name: str, depth: int = 4) -> Any:
             value = getattr(obj, name, None)
             if value is not None:
                 return value
-        obj = inner.get("_model") or inner.get("model")
+        obj = inner.get("_model") if inner.get("_model") is not None else inner.get("model")
     return None
 
 

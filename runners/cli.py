@@ -237,6 +237,25 @@ def check_cmd(
         raise typer.Exit(1)
 
 
+@app.command("experiments")
+@friendly_errors
+def experiments_cmd(
+    config: Path = typer.Option(Path("configs/benchmarks/experiments-demo.yaml"), "--config", "-c"),
+    metric: Optional[list[str]] = typer.Option(None, "--metric", "-m"),
+    csv: Optional[Path] = typer.Option(None, "--csv", help="also write the table as CSV"),
+) -> None:
+    """Experiment candidates vs their plain dense model: mean [CI], paired difference, Holm p, ANN overlap."""
+    _offline_default()
+    from .config import BenchmarkConfig
+    from .experiments import experiment_table, format_experiment_table
+
+    cfg = BenchmarkConfig.from_file(config)
+    df = experiment_table(cfg.results_path, cfg, metric)
+    console.print(format_experiment_table(df), highlight=False, markup=False)
+    if csv:
+        df.to_csv(csv, index=False)
+
+
 from .cli_compare import compare  # noqa: E402
 
 app.command("compare")(compare)
