@@ -96,9 +96,27 @@ class BenchmarkConfig(BaseModel):
         return cfg
 
 
+def check_models(cfg: BenchmarkConfig) -> None:
+    """Fail before any work on a model that cannot resolve (unknown name, missing path, bad factory)."""
+    from .models import offline_copy, registry_meta
+
+    for i, m in enumerate(cfg.models):
+        kind = m.resolved_kind
+        if kind == "mteb" and registry_meta(m.name) is None and offline_copy(m.name) is None:
+            raise ConfigError(cfg.path, f"models[{i}]: unknown model '{m.name}': not in mteb's registry; for a "
+                                        "sentence-transformers model set `kind: sentence-transformers` (hub name) "
+                                        "or `path:` (local folder)")
+        if m.path and not Path(m.path).exists():
+            raise ConfigError(cfg.path, f"models[{i}]: path '{m.path}' of model '{m.name}' does not exist")
+        if kind == "factory" and (not m.factory or ":" not in m.factory):
+            raise ConfigError(cfg.path, f"models[{i}]: factory must look like 'package.module:function'")
+
+
 def check_tasks(cfg: BenchmarkConfig) -> None:
     """Every task must be a configured private task or a task in mteb's registry."""
     import mteb
+
+    check_models(cfg)
 
     from custom_tasks.config import find_task_configs
 

@@ -83,6 +83,8 @@ def test_tasks_list_validate_stats_on_good_task():
     ({"modelz": []}, "unknown key 'modelz'"),
     ({"tasks": ["NoSuchTask"]}, "unknown task 'NoSuchTask'"),
     ({"models": [{"name": "x", "kind": "nope"}]}, "models.0.kind"),
+    ({"models": [{"name": "acme/unknown-model"}]}, "unknown model 'acme/unknown-model'"),
+    ({"models": [{"name": "acme/m", "path": "/no/such/dir"}]}, "does not exist"),
 ])
 def test_benchmark_config_errors(tmp_path, change, pattern):
     import yaml

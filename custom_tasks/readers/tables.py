@@ -64,14 +64,21 @@ def qrels_files(cfg: Any, base_dir: Path) -> list[tuple[str | None, Path]]:
     return [(s, resolve(base_dir, p)) for s, p in cfg.qrels.items()]
 
 
-def read(cfg: Any, base_dir: Path, name: str) -> Collection:
-    """Read a ``format: tables`` source (see sources.TablesSource)."""
+def read_corpus_and_queries(cfg: Any, base_dir: Path, name: str) -> tuple[CollectionBuilder, Any]:
+    """Corpus and queries tables into a fresh builder (shared by the tables and trec formats)."""
     cols = cfg.columns
     b = CollectionBuilder(name, cfg.splits)
     corpus = read_table(resolve(base_dir, cfg.corpus), cfg.encoding, "corpus")
     load_corpus(b, corpus, cols.doc_id, cols.title, cols.text)
     queries = read_table(resolve(base_dir, cfg.queries), cfg.encoding, "queries")
     load_queries(b, queries, cols.query_id, cols.query, cfg.tag_columns)
+    return b, queries
+
+
+def read(cfg: Any, base_dir: Path, name: str) -> Collection:
+    """Read a ``format: tables`` source (see sources.TablesSource)."""
+    cols = cfg.columns
+    b, queries = read_corpus_and_queries(cfg, base_dir, name)
     files = qrels_files(cfg, base_dir)
     for split, path in files:
         t = read_table(path, cfg.encoding, "qrels", allow_no_rows=True)

@@ -7,8 +7,8 @@ from typing import Any
 
 from ..collection import Collection
 from ..validate import CollectionBuilder
-from ._io import Table, display_path, read_lines, read_table, resolve
-from .tables import load_corpus, load_queries, qrels_files
+from ._io import Table, display_path, read_lines
+from .tables import qrels_files, read_corpus_and_queries
 
 
 def load_trec_qrels(b: CollectionBuilder, path: Path, encoding: str, split: str) -> None:
@@ -26,12 +26,7 @@ def load_trec_qrels(b: CollectionBuilder, path: Path, encoding: str, split: str)
 
 def read(cfg: Any, base_dir: Path, name: str) -> Collection:
     """Read a ``format: trec`` source (see sources.TrecSource)."""
-    cols = cfg.columns
-    b = CollectionBuilder(name, cfg.splits)
-    corpus = read_table(resolve(base_dir, cfg.corpus), cfg.encoding, "corpus")
-    load_corpus(b, corpus, cols.doc_id, cols.title, cols.text)
-    queries = read_table(resolve(base_dir, cfg.queries), cfg.encoding, "queries")
-    load_queries(b, queries, cols.query_id, cols.query, cfg.tag_columns)
+    b, queries = read_corpus_and_queries(cfg, base_dir, name)
     files = qrels_files(cfg, base_dir)
     for split, path in files:
         load_trec_qrels(b, path, cfg.encoding, split)
