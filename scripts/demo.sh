@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 .venv/bin/private-mteb run "$@"
 .venv/bin/private-mteb stats --metric ndcg_at_10 --by source
-.venv/bin/private-mteb compare --benchmark "MTEB(eng, v2)"
+.venv/bin/private-mteb compare --benchmark "MTEB(eng, v2)" --brief
