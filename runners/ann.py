@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from mteb.models.search_wrappers import SearchEncoderWrapper
 
+from .embedding_cache import CountsFromInner
 from .store import atomic_write_json, find_run, read_json, run_dir
 
 AGREEMENT_KS = (10, 100)
@@ -141,7 +142,7 @@ def overlap_at_k(ann_ids: Sequence[Sequence[int]], exact_ids: Any, k: int, n_doc
     return [len(set(list(a)[:k]) & set(np.asarray(e)[:k].tolist())) / denom for a, e in zip(ann_ids, exact_ids)]
 
 
-class AnnSearch(SearchEncoderWrapper):
+class AnnSearch(CountsFromInner, SearchEncoderWrapper):
     """SearchEncoderWrapper with a faiss backend that files its agreement with exact search.
 
     The sidecar goes to the run folder of (candidate, task, dataset revision), written before
@@ -160,14 +161,6 @@ class AnnSearch(SearchEncoderWrapper):
         self.params = params
         self.results_dir = Path(results_dir) if results_dir is not None else None
         self.agreement: dict[tuple[str, str], dict[str, Any]] = {}
-
-    @property
-    def encoded(self) -> int:
-        return getattr(self.model, "encoded", 0)
-
-    @property
-    def reused(self) -> int:
-        return getattr(self.model, "reused", 0)
 
     def _sort_full_corpus_results(self, *, sub_corpus_ids: Any, **kwargs: Any) -> Any:
         """mteb indexes a lazy datasets Column once per hit (~10 s for 44k hits); a list is instant."""

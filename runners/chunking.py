@@ -22,6 +22,8 @@ import numpy as np
 
 from custom_tasks.collection import Collection, CollectionWarning
 
+from .embedding_cache import CountsFromInner
+
 logger = logging.getLogger(__name__)
 
 #: text -> (start, end) char offsets of each token (no special tokens)
@@ -136,13 +138,15 @@ def _find_attr(obj: Any, name: str, depth: int = 4) -> Any:
     return None
 
 
-class ChunkedSearch:
+class ChunkedSearch(CountsFromInner):
     """Document-level search over chunks: a document scores as its best chunk (max similarity).
 
     Chunks go through the encoder (a CachedEncoder in runs), so chunks equal across chunk sizes
     or equal to a whole document are encoded once. Scores and top-k selection follow mteb's
     SearchEncoderWrapper, so one-chunk documents get bit-identical scores to the plain run.
     """
+
+    _counts_from = "encoder"
 
     def __init__(self, encoder: Any, chunker: Chunker, meta: Any) -> None:
         self.encoder = encoder
@@ -152,14 +156,6 @@ class ChunkedSearch:
         self._doc_ids: list[str] = []
         self._starts: np.ndarray | None = None
         self._emb: Any = None
-
-    @property
-    def encoded(self) -> int:
-        return getattr(self.encoder, "encoded", 0)
-
-    @property
-    def reused(self) -> int:
-        return getattr(self.encoder, "reused", 0)
 
     def index(self, corpus: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
               encode_kwargs: dict[str, Any], num_proc: int | None = None, **kwargs: Any) -> None:

@@ -87,6 +87,24 @@ class EmbeddingStore:
         self._add_shard(keys_arr, vectors)
 
 
+class CountsFromInner:
+    """For wrappers around a (cached) encoder: report its encode counts as their own.
+
+    The runner reads `encoded` / `reused` off whatever model it evaluates; hybrid, chunked and ANN
+    searches name the wrapped encoder in `_counts_from`.
+    """
+
+    _counts_from: str = "model"
+
+    @property
+    def encoded(self) -> int:
+        return getattr(getattr(self, self._counts_from, None), "encoded", 0)
+
+    @property
+    def reused(self) -> int:
+        return getattr(getattr(self, self._counts_from, None), "reused", 0)
+
+
 class CachedEncoder:
     """Wraps an mteb encoder; encodes only texts not already in the store.
 

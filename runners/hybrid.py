@@ -17,6 +17,8 @@ from typing import Any, Literal
 from mteb.models.hybrid_wrappers import HybridSearch, fuse_relative_score_fusion, fuse_rrf
 from mteb.models.search_wrappers import SearchEncoderWrapper
 
+from .embedding_cache import CountsFromInner
+
 Fusion = Literal["rrf", "weighted"]
 
 
@@ -35,8 +37,10 @@ def fusion_tag(fusion: Fusion, value: float) -> str:
     return f"rrf{int(value)}" if fusion == "rrf" else f"w{value:g}"
 
 
-class HybridRetriever(HybridSearch):
+class HybridRetriever(CountsFromInner, HybridSearch):
     """mteb HybridSearch over [dense (through the embedding cache), BM25] named as a candidate."""
+
+    _counts_from = "dense"
 
     def __init__(self, dense: Any, bm25: Any, fusion: Fusion, value: float, meta: Any,
                  depth: int | None = None) -> None:
@@ -54,11 +58,3 @@ class HybridRetriever(HybridSearch):
             raise ValueError(f"unknown fusion {fusion!r} (use rrf or weighted)")
         self.fusion_name = fusion_tag(fusion, value)
         self.mteb_model_meta = meta
-
-    @property
-    def encoded(self) -> int:
-        return getattr(self.dense, "encoded", 0)
-
-    @property
-    def reused(self) -> int:
-        return getattr(self.dense, "reused", 0)
