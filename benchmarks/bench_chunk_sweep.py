@@ -46,10 +46,10 @@ def main() -> None:
 
     warnings.filterwarnings("ignore")
     logging.getLogger("mteb").setLevel(logging.ERROR)
-    from runners import experiments as ex
-    from runners.chunking import Chunker, split_corpus, token_offsets
-    from runners.config import BenchmarkConfig
-    from runners.run import load_task, run_benchmark
+    from runners.execution import experiments as ex
+    from runners.search.chunking import Chunker, split_corpus, token_offsets
+    from runners.config.benchmark import BenchmarkConfig
+    from runners.execution.run import load_task, run_benchmark
 
     task_name = args.task or ("tests/configs/scifact.yaml" if args.scifact else "NorthwindKBRetrieval")
     work = Path(tempfile.mkdtemp(prefix="bench-chunks-"))

@@ -36,9 +36,9 @@ def main() -> None:
     import yaml
 
     import custom_tasks
-    from runners.config import BenchmarkConfig
+    from runners.config.benchmark import BenchmarkConfig
     from runners.models import ModelSpec, load_model
-    from runners.run import run_benchmark
+    from runners.execution.run import run_benchmark
 
     name = "sentence-transformers/all-MiniLM-L6-v2"
     work = Path(tempfile.mkdtemp(prefix="bench-runner-"))

@@ -1,21 +1,32 @@
-"""Private collections -> validated Collection -> genuine mteb retrieval tasks."""
+"""Private collections -> validated Collection -> genuine mteb retrieval tasks.
 
-from .collection import Collection, CollectionWarning
-from .config import TaskConfig, find_task_configs, resolve_task_config
-from .errors import CollectionError, ConfigError
-from .sources import load_collection
-from .task import get_task, register_all, task_from_collection
+Names are imported on first use: reading configs and collections must not pay for `import mteb`
+(seconds of torch), which only `get_task` / `register_all` / `task_from_collection` need.
+"""
 
-__all__ = [
-    "Collection",
-    "CollectionError",
-    "CollectionWarning",
-    "ConfigError",
-    "TaskConfig",
-    "find_task_configs",
-    "get_task",
-    "load_collection",
-    "register_all",
-    "resolve_task_config",
-    "task_from_collection",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Collection": ".collection",
+    "CollectionWarning": ".collection",
+    "TaskConfig": ".config",
+    "find_task_configs": ".config",
+    "resolve_task_config": ".config",
+    "CollectionError": ".errors",
+    "ConfigError": ".errors",
+    "load_collection": ".sources",
+    "get_task": ".task",
+    "register_all": ".task",
+    "task_from_collection": ".task",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'custom_tasks' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name], __name__), name)

@@ -16,6 +16,7 @@ from mteb.abstasks.task_metadata import TaskMetadata
 
 from .collection import Collection
 from .config import TaskConfig, find_task_configs, resolve_task_config
+from .mteb_private import mrr, registry_module, tasks_registry
 
 #: Metric prefixes (as in mteb's TaskResult JSON) we keep per query, mapped to pytrec_eval's names.
 _PYTREC_NAMES = {"ndcg_at": "ndcg_cut", "map_at": "map_cut", "recall_at": "recall", "precision_at": "P", "hit_rate_at": "success"}
@@ -89,8 +90,6 @@ def per_query_scores(
     k_values: Sequence[int],
 ) -> dict[str, dict[str, float]]:
     """Per-query metrics named as in mteb's JSON (``ndcg_at_10`` ...); their means are mteb's aggregates."""
-    from mteb._evaluators.retrieval_metrics import mrr
-
     out: dict[str, dict[str, float]] = {}
     for k in k_values:
         for ours, theirs in _PYTREC_NAMES.items():
@@ -198,10 +197,9 @@ def task_class(cfg: TaskConfig, collection: Collection | None = None) -> type[Pr
 
 def register(cls: type[AbsTaskRetrieval]) -> None:
     """Put a task class in mteb's registry (replacing an older revision of the same task)."""
-    registry = _registry()
-
+    registry = registry_module()
     name = cls.metadata.name
-    registry._TASKS_REGISTRY[name] = cls
+    tasks_registry()[name] = cls
     registry.TASK_LIST = [t for t in registry.TASK_LIST if t.metadata.name != name] + [cls]
 
 
@@ -220,11 +218,9 @@ def get_task(name_or_path: str | Path) -> PrivateRetrievalTask:
 
 def register_all(directory: Path | None = None) -> list[str]:
     """Register every configured task's metadata (no data loading) so mteb can load/aggregate results."""
-    registry = _registry()
-
     names = []
     for name, path in find_task_configs(directory).items():
-        if name in registry._TASKS_REGISTRY:
+        if name in tasks_registry():
             names.append(name)
             continue
         try:
@@ -234,13 +230,6 @@ def register_all(directory: Path | None = None) -> list[str]:
         register(task_class(cfg))
         names.append(name)
     return names
-
-
-def _registry() -> Any:
-    """mteb's task-registry module (``mteb.get_tasks`` the attribute is shadowed by the function)."""
-    import importlib
-
-    return importlib.import_module("mteb.get_tasks")
 
 
 def _class_name(name: str) -> str:

@@ -1,24 +1,34 @@
 """Candidates x private tasks -> MTEB-format results -> statistics, comparison, regression gate.
 
-The Python API behind the `private-mteb` CLI (imports are lazy so `import runners` stays cheap).
+Layers, in the direction data flows (each imports only the ones before it):
+  config/     benchmark YAML, model entries, experiment entries   (pure data)
+  results/    where results live on disk, atomic writes, readers   (no model libraries)
+  search/     search strategies: hybrid, chunked, ANN              (plugged into the executor)
+  execution/  models, candidates, embedding cache, the runner      (imports mteb/torch lazily)
+  analysis/   statistics, gate, experiments table, public compare  (stored results only)
+  cli/        thin typer commands over the above
+The Python API below is imported lazily, so `import runners` stays cheap.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 _EXPORTS = {
-    "BenchmarkConfig": ".config",
-    "run_benchmark": ".run",
-    "load_per_query": ".store",
-    "load_rankings": ".store",
-    "stats_report": ".analysis",
-    "per_query_table": ".analysis",
-    "regression_gate": ".analysis",
-    "ci_table": ".stats",
-    "paired_tests": ".stats",
-    "regression_check": ".gate",
-    "compare_table": ".compare",
+    "BenchmarkConfig": ".config.benchmark",
+    "ModelSpec": ".config.model_spec",
+    "run_benchmark": ".execution.run",
+    "load_per_query": ".results.store",
+    "load_rankings": ".results.store",
+    "stats_report": ".analysis.stats_report",
+    "per_query_table": ".analysis.per_query",
+    "regression_gate": ".analysis.gate",
+    "ci_table": ".analysis.stats",
+    "paired_tests": ".analysis.stats",
+    "regression_check": ".analysis.gate",
+    "compare_table": ".analysis.compare",
+    "experiment_table": ".analysis.experiments",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -27,6 +37,4 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name: str) -> Any:
     if name not in _EXPORTS:
         raise AttributeError(f"module 'runners' has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(_EXPORTS[name], __name__), name)

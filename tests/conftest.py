@@ -27,7 +27,8 @@ def _repo_cwd(monkeypatch):
 
 @pytest.fixture(scope="session")
 def minilm():
-    from runners.models import ModelSpec, load_model
+    from runners.config.model_spec import ModelSpec
+    from runners.execution.models import load_model
 
     return load_model(ModelSpec(name=MINILM))
 

@@ -18,11 +18,11 @@ from scipy.stats import kendalltau, spearmanr
 from custom_tasks.collection import Collection
 from custom_tasks.config import TaskConfig
 from custom_tasks.task import task_from_collection
-from runners.compare import (
+from runners.analysis.compare import (
     BORDA, PRIVATE_FLAG, PRIVATE_MEAN, PRIVATE_RANK, PUBLIC_FLAG, PUBLIC_MEAN, PUBLIC_RANK,
     build_comparison, compare_table, describe_agreement, plot_comparison, to_csv, to_json, to_markdown,
 )
-from runners.public import SNAPSHOT_PATH, FolderSource, MtebCacheSource, PublicSourceError, SnapshotSource
+from runners.analysis.public import SNAPSHOT_PATH, FolderSource, MtebCacheSource, PublicSourceError, SnapshotSource
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLIC = REPO.parent / "shared" / "public-results"
@@ -298,7 +298,7 @@ def test_formats_plot_and_cli(private_dir: Path, tmp_path: Path) -> None:
     import typer
     from typer.testing import CliRunner
 
-    from runners.cli_compare import compare
+    from runners.cli.compare import compare
 
     comp = build_comparison(private_dir, None, [TASK_A, "SciFact", "NFCorpus"])
     assert comp.private_tasks == [TASK_A] and comp.public_tasks == ["SciFact", "NFCorpus"]

@@ -14,13 +14,15 @@ from custom_tasks.collection import Collection
 from custom_tasks.config import TaskConfig
 from custom_tasks.errors import ConfigError
 from custom_tasks.task import task_from_collection
-from runners import experiments as ex
-from runners.ann import AGREEMENT_LABELS, load_ann_agreement
-from runners.chunking import Chunker, ChunkedSearch, chunk_level_collection, split_corpus
-from runners.config import BenchmarkConfig
-from runners.hybrid import rrf, weighted
-from runners.run import candidates_for, run_benchmark
-from runners.store import load_per_query, load_rankings
+from runners.analysis import experiments as exa
+from runners.execution import experiments as ex
+from runners.results.store import load_ann_agreement
+from runners.search.ann import AGREEMENT_LABELS
+from runners.search.chunking import Chunker, ChunkedSearch, chunk_level_collection, split_corpus
+from runners.config.benchmark import BenchmarkConfig
+from runners.search.hybrid import rrf, weighted
+from runners.execution.run import candidates_for, run_benchmark, run_chunk_level
+from runners.results.store import load_per_query, load_rankings
 
 REPO = Path(__file__).resolve().parents[1]
 FAKE = {"name": "test/fake", "kind": "factory", "factory": f"{__name__}:FakeEncoder", "revision": "r1", "label": "fake"}
@@ -270,9 +272,9 @@ def test_chunk_level_task_runs_like_a_private_task(tmp_path):
     assert [(r.candidate, r.task) for r in recs] == [("test/fake", "TinyKB"), ("test/fake", "TinyKB@chunks4-0")]
     pq = load_per_query(cfg.results_path, "test/fake", "TinyKB@chunks4-0")
     assert len(pq) == 7 and "q3" not in pq.index
-    again = ex.run_chunk_level(cfg, [task], show_progress=False)  # same chunks -> same task revision -> skipped
+    again = run_chunk_level(cfg, [task], show_progress=False)  # same chunks -> same task revision -> skipped
     assert [r.status for r in again] == ["skipped"]
-    table = ex.experiment_table(cfg.results_path, cfg)
+    table = exa.experiment_table(cfg.results_path, cfg)
     assert "fake (chunk level)" in set(table["candidate"])
 
 
@@ -322,7 +324,7 @@ def test_hybrid_runs_share_dense_vectors_and_alpha_one_is_dense(tmp_path):
     res = cfg.results_path
     assert load_per_query(res, "private-mteb/fake+bm25-w1", "TinyKB").equals(
         load_per_query(res, "test/fake", "TinyKB"))
-    table = ex.experiment_table(res, cfg)
+    table = exa.experiment_table(res, cfg)
     rows = table.set_index("candidate")
     assert {"fake", "BM25", "fake +bm25 rrf60", "fake +bm25 w0.5", "fake flat"} <= set(rows.index)
     r = rows.loc["fake +bm25 rrf60"]
@@ -330,7 +332,7 @@ def test_hybrid_runs_share_dense_vectors_and_alpha_one_is_dense(tmp_path):
     assert r["diff"] == pytest.approx(r["mean"] - rows.loc["fake", "mean"])
     assert 0 < r["p_holm"] <= 1 and rows.loc["fake flat", "index_overlap_at_10"] == 1.0
     assert rows.loc["fake +bm25 w1", "diff"] == 0.0
-    assert "overlap@10 vs exact=1.000" in ex.format_experiment_table(table)
+    assert "overlap@10 vs exact=1.000" in exa.format_experiment_table(table)
 
 
 # ---------------------------------------------------------------- real model (slow)
@@ -338,7 +340,7 @@ def test_hybrid_runs_share_dense_vectors_and_alpha_one_is_dense(tmp_path):
 def test_minilm_on_demo_single_chunk_flat_and_hybrid(tmp_path, monkeypatch):
     monkeypatch.chdir(REPO)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    from runners.run import load_task
+    from runners.execution.run import load_task
 
     minilm = {"name": "sentence-transformers/all-MiniLM-L6-v2", "label": "all-MiniLM-L6-v2"}
     cfg = BenchmarkConfig(name="slow", tasks=["NorthwindKBRetrieval"], models=[minilm],
@@ -359,5 +361,5 @@ def test_minilm_on_demo_single_chunk_flat_and_hybrid(tmp_path, monkeypatch):
         load_rankings(res, name, task.metadata.name)
     hnsw = load_ann_agreement(res, "private-mteb/all-MiniLM-L6-v2-hnsw-M16-ef4", task.metadata.name)
     assert 0 < hnsw["summary"]["index_overlap_at_10"] <= 1.0
-    table = ex.experiment_table(res, cfg)
+    table = exa.experiment_table(res, cfg)
     assert set(table["candidate"]) >= {"all-MiniLM-L6-v2 +bm25 rrf60", "all-MiniLM-L6-v2 flat"}

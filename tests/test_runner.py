@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import custom_tasks
-from runners import run as run_mod
-from runners.config import BenchmarkConfig
-from runners.run import run_benchmark
-from runners.store import load_per_query, load_rankings, task_result_path
+from runners.execution import run as run_mod
+from runners.config.benchmark import BenchmarkConfig
+from runners.execution.run import run_benchmark
+from runners.results.store import load_per_query, load_rankings, task_result_path
 from tests.conftest import MINILM, REPO, TINY_YAML, write_benchmark
 
 
@@ -115,7 +115,8 @@ def test_local_model_takes_name_and_revision_from_config(tmp_path):
 
 def test_unknown_model_offline_fails_with_hint(tmp_path):
     from custom_tasks.errors import ConfigError
-    from runners.models import ModelSpec, load_model
+    from runners.config.model_spec import ModelSpec
+    from runners.execution.models import load_model
 
     with pytest.raises(ConfigError, match="path:"):
         load_model(ModelSpec(name="acme/not-a-real-model-xyz"))

@@ -7,9 +7,9 @@ import json
 import mteb
 import pytest
 
-from runners.config import BenchmarkConfig
-from runners.run import run_benchmark
-from runners.store import load_per_query, task_result_path
+from runners.config.benchmark import BenchmarkConfig
+from runners.execution.run import run_benchmark
+from runners.results.store import load_per_query, task_result_path
 from tests.conftest import MINILM, REPO, SHARED, write_benchmark
 
 pytestmark = [pytest.mark.slow,

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from runners.gate import GateResult, regression_check
-from runners.stats import (
+from runners.analysis.gate import GateResult, regression_check
+from runners.analysis.stats import (
     align, bootstrap_ci, breakdown, by_tag, ci_table, holm, metric_label,
     min_detectable_difference, paired_tests, power_report, power_warning, randomization_test,
 )

@@ -20,6 +20,8 @@ from typing import Any
 import pandas as pd
 import polars as pl
 
+from custom_tasks import mteb_private
+
 from .public import REVISION_POLICY, PublicSource, resolve_public_source
 
 DEFAULT_BENCHMARK = "MTEB(eng, v2)"
@@ -57,9 +59,7 @@ class Comparison:
 
 
 def _registry() -> dict[str, Any]:
-    from mteb.get_tasks import _TASKS_REGISTRY
-
-    return _TASKS_REGISTRY
+    return mteb_private.tasks_registry()
 
 
 def _is_private(name: str) -> bool:
@@ -105,7 +105,7 @@ def resolve_tasks(tasks: str | Sequence[str] | None = None, benchmark: str | Non
 
 def public_name_map(results_dir: str | Path, public_names: Mapping[str, str] | None = None) -> dict[str, str]:
     """Private model name -> public model name: candidates.json (written by the runner), then overrides."""
-    from .store import load_candidates
+    from ..results.store import load_candidates
 
     mapping = {n: str(i["public_name"]) for n, i in load_candidates(Path(results_dir)).items() if i.get("public_name")}
     mapping.update(public_names or {})
@@ -155,20 +155,18 @@ def _long_frame(results: Any, tasks: Sequence[Any]) -> pl.DataFrame:
     """mteb's leaderboard frame (select_tasks + join_revisions); NaN = not evaluated, so it becomes null."""
     if not results.model_results or not tasks:
         return pl.DataFrame()
-    long = results._to_results_df(list(tasks))
+    long = mteb_private.results_to_long_frame(results, list(tasks))
     return long.with_columns(pl.col("score").fill_nan(None)) if long.height else long
 
 
 def _summary(long: pl.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(cells, per-model mean + Borda) with mteb's pivot, skipna=False mean and long-form Borda."""
-    from mteb.benchmarks._create_table import _borda_rank_from_long, _build_per_task_pivot, _skipna_false_mean
-
-    pivot = _build_per_task_pivot(long) if long.height else None
+    pivot = mteb_private.build_per_task_pivot(long) if long.height else None
     if pivot is None:
         return pd.DataFrame(), pd.DataFrame(columns=["mean", "borda"], dtype=float)
     per_task, cols = pivot
-    agg = per_task.select("model_name", _skipna_false_mean(cols).alias("mean"))
-    agg = agg.join(_borda_rank_from_long(long, n_models=per_task.height), on="model_name", how="left")
+    agg = per_task.select("model_name", mteb_private.skipna_false_mean(cols).alias("mean"))
+    agg = agg.join(mteb_private.borda_rank_from_long(long, n_models=per_task.height), on="model_name", how="left")
     cells = per_task.drop("_experiment_id", strict=False).to_pandas().groupby("model_name").first()
     agg_pd = agg.rename({"Rank (Borda)": "borda"}).to_pandas().groupby("model_name").first()
     return cells, agg_pd
@@ -176,8 +174,6 @@ def _summary(long: pl.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def _means(cells: pd.DataFrame, agg: pd.DataFrame, columns: list[str], index: pd.Index) -> tuple[pd.Series, pd.Series]:
     """mteb's strict mean where a model has every column; else the mean over what it has, flagged."""
-    from mteb.benchmarks._benchmark_metrics import _recompute_lenient_means
-
     sub = cells.reindex(index=index, columns=columns)
     strict = agg["mean"].reindex(index)
     means, flags = [], []
@@ -186,7 +182,7 @@ def _means(cells: pd.DataFrame, agg: pd.DataFrame, columns: list[str], index: pd
         incomplete = bool(len(row)) and len(row) < len(columns)
         value = strict.get(model)
         if value is None or pd.isna(value):
-            value = _recompute_lenient_means(row.to_dict(), {})[1] if len(row) else None
+            value = mteb_private.recompute_lenient_means(row.to_dict(), {})[1] if len(row) else None
         means.append(math.nan if value is None else float(value))
         flags.append(incomplete)
     return pd.Series(means, index=index, dtype=float), pd.Series(flags, index=index, dtype=bool)

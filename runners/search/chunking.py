@@ -21,8 +21,9 @@ from typing import Any, Literal
 import numpy as np
 
 from custom_tasks.collection import Collection, CollectionWarning
+from custom_tasks.mteb_private import create_dataloader
 
-from .embedding_cache import CountsFromInner
+from .counts import CountsFromInner
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +162,6 @@ class ChunkedSearch(CountsFromInner):
               encode_kwargs: dict[str, Any], num_proc: int | None = None, **kwargs: Any) -> None:
         from datasets import Dataset
 
-        from mteb._create_dataloaders import create_dataloader
         from mteb.types import PromptType
 
         titles = corpus["title"] if "title" in corpus.column_names else [""] * len(corpus)
@@ -193,7 +193,6 @@ class ChunkedSearch(CountsFromInner):
                **kwargs: Any) -> dict[str, dict[str, float]]:
         import torch
 
-        from mteb._create_dataloaders import create_dataloader
         from mteb.types import PromptType
 
         if top_ranked is not None:

@@ -15,38 +15,17 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-import pandas as pd
 from mteb.models.search_wrappers import SearchEncoderWrapper
 
-from .embedding_cache import CountsFromInner
-from .store import atomic_write_json, find_run, read_json, run_dir
+from .counts import CountsFromInner
+from .params import IndexParams
+from ..results.store import atomic_write_json, read_json, run_dir
 
 AGREEMENT_KS = (10, 100)
 AGREEMENT_LABELS = {f"index_overlap_at_{k}": f"overlap@{k} vs exact search" for k in AGREEMENT_KS}
-IndexKind = Literal["flat", "hnsw", "ivf"]
-
-
-@dataclass(frozen=True)
-class IndexParams:
-    kind: IndexKind
-    M: int = 16
-    ef_construction: int = 40
-    ef_search: int = 64
-    nlist: int = 64
-    nprobe: int = 8
-
-    @property
-    def tag(self) -> str:
-        """'hnsw-M16-ef64' / 'ivf64-p8' / 'flat': names and labels."""
-        if self.kind == "hnsw":
-            efc = "" if self.ef_construction == 40 else f"-efc{self.ef_construction}"
-            return f"hnsw-M{self.M}{efc}-ef{self.ef_search}"
-        if self.kind == "ivf":
-            return f"ivf{self.nlist}-p{self.nprobe}"
-        return "flat"
 
 
 @dataclass
@@ -199,27 +178,3 @@ def _as_f32(x: Any) -> np.ndarray:
     if hasattr(x, "detach"):
         x = x.detach().cpu().numpy()
     return np.ascontiguousarray(np.asarray(x, dtype=np.float32)).copy()
-
-
-def load_ann_agreement(results_dir: Path, model_name: str, task_name: str, split: str = "test",
-                       revision: str | None = None, subset: str = "default") -> dict[str, Any] | None:
-    """The agreement record of one ANN run (None when the run or its sidecar is missing)."""
-    folder = find_run(results_dir, model_name, task_name, revision)
-    path = folder / f"ann_agreement_{split}.json" if folder is not None else None
-    if path is None or not path.exists():
-        return None
-    return read_json(path)["subsets"].get(subset)
-
-
-def ann_agreement_table(results_dir: Path, runs: Sequence[tuple[str, str, str, str]],
-                        split: str = "test") -> pd.DataFrame:
-    """One row per (label, model name, revision, task): mean overlap@k vs exact search, timings."""
-    rows = []
-    for label, name, revision, task in runs:
-        rec = load_ann_agreement(results_dir, name, task, split, revision)
-        if rec is None:
-            continue
-        rows.append({"candidate": label, "model": name, "task": task, "index": rec["index"], **rec["summary"],
-                     "ms_per_query_index": rec.get("ms_per_query_index"),
-                     "ms_per_query_exact": rec.get("ms_per_query_exact")})
-    return pd.DataFrame(rows)

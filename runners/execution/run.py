@@ -11,18 +11,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .candidates import Candidate, candidate_from_spec
-from .config import BenchmarkConfig
-from .embedding_cache import CachedEncoder, EmbeddingStore
-from .store import (
+from ..config.benchmark import BenchmarkConfig
+from ..results.store import (
     SIDE,
     atomic_write_json,
     existing_dataset_revision,
     model_dir_name,
+    read_json,
     run_dir,
     save_candidate,
     task_result_path,
 )
+from .candidates import Candidate, candidate_from_spec
+from .embedding_cache import wrap_cache
+from .experiments import candidates_from_experiments, chunk_level_runs
+from .tasks import load_task, task_revision
 
 SUMMARY_METRICS = ["ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_10", "recall_at_100"]
 
@@ -39,22 +42,6 @@ class RunRecord:
     reused: int = 0
 
 
-def load_task(name: str) -> Any:
-    """A private task (configs/tasks or a YAML path) or a public mteb task, with per-query capture."""
-    from custom_tasks.config import find_task_configs
-    from custom_tasks.task import get_task, with_per_query_capture
-
-    if name in find_task_configs() or Path(name).suffix in {".yaml", ".yml"}:
-        return get_task(name)
-    import mteb
-
-    return with_per_query_capture(mteb.get_task(name))
-
-
-def task_revision(task: Any) -> str:
-    return str(task.metadata.dataset.get("revision"))
-
-
 def is_complete(results_dir: Path, cand: Candidate, task: Any) -> bool:
     """Complete = TaskResult for this data revision, with every split, and its per-query sidecars."""
     path = task_result_path(results_dir, cand.name, cand.revision, task.metadata.name)
@@ -66,8 +53,6 @@ def is_complete(results_dir: Path, cand: Candidate, task: Any) -> bool:
 
 
 def read_scores(results_dir: Path, cand: Candidate, task_name: str, split: str = "test") -> dict[str, float]:
-    from .store import read_json
-
     data = read_json(task_result_path(results_dir, cand.name, cand.revision, task_name))
     return dict(data["scores"][split][0])
 
@@ -75,7 +60,7 @@ def read_scores(results_dir: Path, cand: Candidate, task_name: str, split: str =
 def evaluate_one(model: Any, cand: Candidate, task: Any, results_dir: Path, encode_kwargs: dict[str, Any],
                  keep_top_k: int = 100, show_progress: bool = True) -> None:
     """Run mteb.evaluate into a staging folder, then publish sidecars and the TaskResult atomically."""
-    import mteb
+    import mteb  # lazy: analysis commands import this package's siblings without torch
 
     results_dir = Path(results_dir)
     stage = results_dir / SIDE / ".staging" / uuid.uuid4().hex
@@ -107,20 +92,9 @@ def evaluate_one(model: Any, cand: Candidate, task: Any, results_dir: Path, enco
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def wrap_cache(model: Any, cand: Candidate, cache_root: Path) -> Any:
-    if not cand.cacheable or not hasattr(model, "encode"):
-        return model
-    folder = Path(cache_root) / model_dir_name(cand.name) / cand.revision
-    if cand.cache_variant:
-        folder = folder / model_dir_name(cand.cache_variant)
-    return CachedEncoder(model, EmbeddingStore(folder), variant=cand.cache_variant)
-
-
 def candidates_for(cfg: BenchmarkConfig) -> list[Candidate]:
     cands = [candidate_from_spec(m, cfg.encode.device, cfg.encode.max_seq_length) for m in cfg.models]
     if cfg.experiments:
-        from .experiments import candidates_from_experiments
-
         cands += candidates_from_experiments(cfg)
     return cands
 
@@ -162,7 +136,16 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
             if on_step:
                 on_step("done", cand.label, name)
     if any(isinstance(e, dict) and e.get("score") == "chunk" for e in cfg.experiments):
-        from .experiments import run_chunk_level  # chunk-level scoring: the plain model on <Task>@chunks... tasks
-
         records += run_chunk_level(cfg, tasks, force=force, show_progress=show_progress, on_step=on_step)
+    return records
+
+
+def run_chunk_level(cfg: BenchmarkConfig, tasks: list[Any] | None = None, **run_kwargs: Any) -> list[RunRecord]:
+    """Chunk-level scoring: each `score: chunk` entry's plain model on its <Task>@chunks... tasks."""
+    tasks = tasks if tasks is not None else [load_task(t) for t in cfg.tasks]
+    plain = cfg.model_copy(update={"experiments": []})  # no recursion through the chunk-level hook
+    records = []
+    for dense, chunk_tasks in chunk_level_runs(cfg, tasks):
+        if chunk_tasks:
+            records += run_benchmark(plain, candidates=[dense], tasks=chunk_tasks, **run_kwargs)
     return records

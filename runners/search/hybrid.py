@@ -12,14 +12,13 @@ A document missing from one retriever's list gets nothing from that retriever.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from mteb.models.hybrid_wrappers import HybridSearch, fuse_relative_score_fusion, fuse_rrf
 from mteb.models.search_wrappers import SearchEncoderWrapper
 
-from .embedding_cache import CountsFromInner
-
-Fusion = Literal["rrf", "weighted"]
+from .counts import CountsFromInner
+from .params import Fusion, fusion_tag
 
 
 def rrf(score_lists: Sequence[Mapping[str, float]], k: int = 60) -> dict[str, float]:
@@ -30,11 +29,6 @@ def rrf(score_lists: Sequence[Mapping[str, float]], k: int = 60) -> dict[str, fl
 def weighted(dense: Mapping[str, float], sparse: Mapping[str, float], alpha: float = 0.5) -> dict[str, float]:
     """alpha * minmax(dense) + (1 - alpha) * minmax(sparse), per query; constant lists normalise to 0.5."""
     return dict(fuse_relative_score_fusion([dense, sparse], [alpha, 1.0 - alpha]))
-
-
-def fusion_tag(fusion: Fusion, value: float) -> str:
-    """'rrf60' / 'w0.5': used in labels and result-folder names."""
-    return f"rrf{int(value)}" if fusion == "rrf" else f"w{value:g}"
 
 
 class HybridRetriever(CountsFromInner, HybridSearch):

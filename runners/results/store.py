@@ -128,3 +128,13 @@ def list_runs(results_dir: Path) -> pd.DataFrame:
         rows.append({"model": info["model"], "revision": rev, "task": task, "dataset_revision": ds_rev,
                      "split": info["split"], "path": str(pq.parent)})
     return pd.DataFrame(rows)
+
+
+def load_ann_agreement(results_dir: Path, model_name: str, task_name: str, split: str = "test",
+                       revision: str | None = None, subset: str = "default") -> dict[str, Any] | None:
+    """The agreement record of one ANN run (None when the run or its sidecar is missing)."""
+    folder = find_run(results_dir, model_name, task_name, revision)
+    path = folder / f"ann_agreement_{split}.json" if folder is not None else None
+    if path is None or not path.exists():
+        return None
+    return read_json(path)["subsets"].get(subset)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from custom_tasks.config import _pydantic_message
 from custom_tasks.errors import ConfigError
 
-from .models import ModelSpec
+from .model_spec import ModelSpec
 
 DEFAULT_BENCHMARK = Path("configs/benchmarks/demo.yaml")
 
@@ -94,39 +94,3 @@ class BenchmarkConfig(BaseModel):
             raise ConfigError(path, _pydantic_message(e)) from None
         cfg.path = path
         return cfg
-
-
-def check_models(cfg: BenchmarkConfig) -> None:
-    """Fail before any work on a model that cannot resolve (unknown name, missing path, bad factory)."""
-    from .models import offline_copy, registry_meta
-
-    for i, m in enumerate(cfg.models):
-        kind = m.resolved_kind
-        if kind == "mteb" and registry_meta(m.name) is None and offline_copy(m.name) is None:
-            raise ConfigError(cfg.path, f"models[{i}]: unknown model '{m.name}': not in mteb's registry; for a "
-                                        "sentence-transformers model set `kind: sentence-transformers` (hub name) "
-                                        "or `path:` (local folder)")
-        if m.path and not Path(m.path).exists():
-            raise ConfigError(cfg.path, f"models[{i}]: path '{m.path}' of model '{m.name}' does not exist")
-        if kind == "factory" and (not m.factory or ":" not in m.factory):
-            raise ConfigError(cfg.path, f"models[{i}]: factory must look like 'package.module:function'")
-
-
-def check_tasks(cfg: BenchmarkConfig) -> None:
-    """Every task must be a configured private task or a task in mteb's registry."""
-    import mteb
-
-    check_models(cfg)
-
-    from custom_tasks.config import find_task_configs
-
-    private = find_task_configs()
-    for name in cfg.tasks:
-        if name in private or Path(name).suffix in {".yaml", ".yml"}:
-            continue
-        try:
-            mteb.get_task(name)
-        except Exception:
-            known = ", ".join(private) or "none"
-            raise ConfigError(cfg.path, f"unknown task '{name}': not in configs/tasks (known: {known}) "
-                                        "nor in mteb's registry") from None

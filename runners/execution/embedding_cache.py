@@ -16,6 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from custom_tasks.mteb_private import custom_collate_fn
+
+from ..results.store import model_dir_name
+
 _KEY_BYTES = 16
 
 
@@ -87,24 +91,6 @@ class EmbeddingStore:
         self._add_shard(keys_arr, vectors)
 
 
-class CountsFromInner:
-    """For wrappers around a (cached) encoder: report its encode counts as their own.
-
-    The runner reads `encoded` / `reused` off whatever model it evaluates; hybrid, chunked and ANN
-    searches name the wrapped encoder in `_counts_from`.
-    """
-
-    _counts_from: str = "model"
-
-    @property
-    def encoded(self) -> int:
-        return getattr(getattr(self, self._counts_from, None), "encoded", 0)
-
-    @property
-    def reused(self) -> int:
-        return getattr(getattr(self, self._counts_from, None), "reused", 0)
-
-
 class CachedEncoder:
     """Wraps an mteb encoder; encodes only texts not already in the store.
 
@@ -146,8 +132,6 @@ class CachedEncoder:
                prompt_type: Any = None, **kwargs: Any) -> np.ndarray:
         from torch.utils.data import DataLoader
 
-        from mteb._create_dataloaders import _custom_collate_fn
-
         dataset = inputs.dataset
         texts: list[str] = dataset["text"]
         prompt_key = self._prompt_key(task_metadata, prompt_type)
@@ -163,7 +147,7 @@ class CachedEncoder:
         if missing:
             rows = [unique_idx[i] for i in missing]
             loader = DataLoader(dataset.select(rows), batch_size=inputs.batch_size or 32,
-                                collate_fn=_custom_collate_fn, shuffle=False)
+                                collate_fn=custom_collate_fn(), shuffle=False)
             new = self._model.encode(loader, task_metadata=task_metadata, hf_split=hf_split,
                                      hf_subset=hf_subset, prompt_type=prompt_type, **kwargs)
             new = _to_numpy(new)
@@ -179,3 +163,13 @@ def _to_numpy(x: Any) -> np.ndarray:
     if hasattr(x, "detach"):
         x = x.detach().cpu().float().numpy()
     return np.asarray(x, dtype=np.float32)
+
+
+def wrap_cache(model: Any, cand: Any, cache_root: Path) -> Any:
+    """The candidate's model behind its embedding cache folder (dense encoders only)."""
+    if not cand.cacheable or not hasattr(model, "encode"):
+        return model
+    folder = Path(cache_root) / model_dir_name(cand.name) / cand.revision
+    if cand.cache_variant:
+        folder = folder / model_dir_name(cand.cache_variant)
+    return CachedEncoder(model, EmbeddingStore(folder), variant=cand.cache_variant)

@@ -55,8 +55,8 @@ def compare(
     download: bool = typer.Option(False, "--download", help="with --public mteb: clone the results repo if absent"),
 ) -> None:
     """Your private scores beside the public MTEB leaderboard, and whether the public ranking predicts yours."""
-    from .compare import build_comparison, display_rows, plot_comparison, to_csv, to_json, to_markdown
-    from .public import PublicSourceError, resolve_public_source
+    from ..analysis.compare import build_comparison, display_rows, plot_comparison, to_csv, to_json, to_markdown
+    from ..analysis.public import PublicSourceError, resolve_public_source
 
     console = Console(width=None if sys.stdout.isatty() else 200)
     err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)

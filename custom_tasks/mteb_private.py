@@ -1,0 +1,90 @@
+"""The one place that touches mteb's private names (leading underscore or private modules).
+
+mteb does not promise to keep them, so every other module calls the functions here; when an
+mteb release moves one, `private(...)` fails with a line naming what moved and what to do, and
+tests/test_mteb_private.py has a test per name that says the same before a user meets it.
+Imports are lazy: `import mteb` costs seconds (torch) and analysis commands must not pay it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: every private name we use: key -> (module, attribute)
+PRIVATE_NAMES: dict[str, tuple[str, str]] = {
+    "tasks_registry_module": ("mteb.get_tasks", "_TASKS_REGISTRY"),
+    "mrr": ("mteb._evaluators.retrieval_metrics", "mrr"),
+    "create_dataloader": ("mteb._create_dataloaders", "create_dataloader"),
+    "custom_collate_fn": ("mteb._create_dataloaders", "_custom_collate_fn"),
+    "borda_rank_from_long": ("mteb.benchmarks._create_table", "_borda_rank_from_long"),
+    "build_per_task_pivot": ("mteb.benchmarks._create_table", "_build_per_task_pivot"),
+    "skipna_false_mean": ("mteb.benchmarks._create_table", "_skipna_false_mean"),
+    "recompute_lenient_means": ("mteb.benchmarks._benchmark_metrics", "_recompute_lenient_means"),
+    "results_to_long_frame": ("mteb.results.benchmark_results", "BenchmarkResults._to_results_df"),
+}
+
+
+class MtebPrivateNameMoved(ImportError):
+    """An mteb upgrade moved or renamed a private name private-mteb relies on."""
+
+
+def private(key: str) -> Any:
+    """The object behind one entry of PRIVATE_NAMES, or a clear error naming what moved."""
+    module_name, attr = PRIVATE_NAMES[key]
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as e:
+        import mteb
+
+        raise MtebPrivateNameMoved(
+            f"mteb {mteb.__version__} no longer has {module_name}.{attr} ({e}); private-mteb was written "
+            f"against mteb 2.26: pin 'mteb>=2.26,<2.27' or update custom_tasks/mteb_private.py") from None
+    return obj
+
+
+def tasks_registry() -> dict[str, Any]:
+    """mteb's task-name -> task-class registry (mutable: private tasks are added to it)."""
+    return private("tasks_registry_module")
+
+
+def registry_module() -> Any:
+    """The module holding the registry and TASK_LIST (`mteb.get_tasks` the attribute is a function)."""
+    private("tasks_registry_module")
+    return importlib.import_module("mteb.get_tasks")
+
+
+def mrr(qrels: Any, results: Any, k_values: list[int]) -> Any:
+    return private("mrr")(qrels, results, k_values)
+
+
+def create_dataloader(*args: Any, **kwargs: Any) -> Any:
+    return private("create_dataloader")(*args, **kwargs)
+
+
+def custom_collate_fn() -> Any:
+    return private("custom_collate_fn")
+
+
+def results_to_long_frame(results: Any, tasks: list[str]) -> Any:
+    """mteb's leaderboard long frame of a BenchmarkResults (select tasks, join revisions)."""
+    private("results_to_long_frame")
+    return results._to_results_df(tasks)
+
+
+def borda_rank_from_long(long: Any, n_models: int) -> Any:
+    return private("borda_rank_from_long")(long, n_models=n_models)
+
+
+def build_per_task_pivot(long: Any) -> Any:
+    return private("build_per_task_pivot")(long)
+
+
+def skipna_false_mean(cols: Any) -> Any:
+    return private("skipna_false_mean")(cols)
+
+
+def recompute_lenient_means(scores: dict[str, float], weights: dict[str, float]) -> Any:
+    return private("recompute_lenient_means")(scores, weights)

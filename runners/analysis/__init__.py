@@ -1,0 +1,1 @@
+"""analysis layer (see runners/__init__.py)."""

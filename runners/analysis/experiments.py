@@ -1,0 +1,143 @@
+"""Experiment candidates vs their plain dense model, from stored results only.
+
+Candidate names come from the config (runners/config/experiments.py), revisions and labels
+from what `run` recorded in candidates.json, so no model library is imported here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from custom_tasks.config import TaskConfig
+
+from ..config.benchmark import BenchmarkConfig
+from ..config.experiments import (
+    TYPES,
+    base_spec,
+    chunk_level_entries,
+    chunk_task_name,
+    entry_base,
+    parse_experiments,
+    plan_experiments,
+)
+from ..results.store import load_ann_agreement, load_candidates, load_per_query
+from .stats import ci_table, holm, paired_tests
+
+
+@dataclasses.dataclass(frozen=True)
+class _Stored:
+    name: str
+    label: str
+    kind: str
+    revision: str | None
+    base: str | None = None
+
+
+def _task_name(name: str) -> str:
+    return TaskConfig.from_file(name).name if Path(name).suffix in {".yaml", ".yml"} else name
+
+
+def _stored(results_dir: Path, cfg: BenchmarkConfig) -> tuple[list[_Stored], list[_Stored]]:
+    """(plain models, experiment candidates) as the run recorded them."""
+    known = load_candidates(results_dir)
+
+    def rev(name: str) -> str | None:
+        return known.get(name, {}).get("revision")
+
+    bases = [_Stored(m.results_name, m.default_label, "model", rev(m.results_name)) for m in cfg.models]
+    for entry in parse_experiments(cfg):
+        spec = base_spec(cfg, entry_base(entry))
+        if all(spec.name != b.name for b in bases):
+            bases.append(_Stored(spec.name, spec.default_label, "model", rev(spec.name)))
+    exps = [_Stored(p.name, p.label, p.kind, rev(p.name), p.base.name) for p in plan_experiments(cfg)]
+    return bases, exps
+
+
+def experiment_table(results_dir: Path, cfg: BenchmarkConfig, metrics: list[str] | None = None,
+                     split: str = "test") -> pd.DataFrame:
+    """Every base model and experiment candidate: mean [95% bootstrap CI] per metric, and for
+    experiments the paired difference vs the plain dense base (bootstrap CI, randomization p,
+    Holm over the experiments of one task and metric), plus ANN overlap@k vs exact search."""
+    st = cfg.stats
+    metrics = metrics or list(st.metrics)
+    rows: list[dict[str, Any]] = []
+    bases, exps = _stored(results_dir, cfg)
+    pairs = [(t, c) for t in map(_task_name, cfg.tasks) for c in bases + exps]
+    for entry in chunk_level_entries(cfg):
+        d = next(b for b in bases if b.name == base_spec(cfg, entry.model).name)
+        pairs += [(chunk_task_name(_task_name(t), ch), dataclasses.replace(d, label=f"{d.label} (chunk level)"))
+                  for t in cfg.tasks for ch in entry.chunkers()]
+
+    def scores(c: _Stored, task: str, metric: str) -> pd.Series | None:
+        try:
+            return load_per_query(results_dir, c.name, task, metric, split, revision=c.revision)
+        except (FileNotFoundError, KeyError):
+            return None
+
+    for metric in metrics:
+        block: list[dict[str, Any]] = []
+        for task, c in pairs:
+            s = scores(c, task, metric)
+            if s is None:
+                continue
+            ci = ci_table({c.label: s}, st.resamples, st.confidence, st.method, st.seed).iloc[0]
+            row = {"task": task, "candidate": c.label, "model": c.name, "kind": c.kind, "metric": metric,
+                   "n_queries": int(ci["n_queries"]), "mean": ci["mean"], "ci_low": ci["ci_low"],
+                   "ci_high": ci["ci_high"], "base": None}
+            base = next((b for b in bases if b.name == c.base), None) if c.kind in TYPES else None
+            b_scores = scores(base, task, metric) if base is not None else None
+            if b_scores is not None:
+                pt = paired_tests({c.label: s, base.label: b_scores}, st.resamples, st.seed, 1 - st.confidence,
+                                  metric, st.method).iloc[0]
+                row.update(base=base.label, base_mean=pt["mean_b"], diff=pt["diff"], diff_ci_low=pt["diff_ci_low"],
+                           diff_ci_high=pt["diff_ci_high"], p=pt["p_randomization"])
+            if c.kind == "ann":
+                rec = load_ann_agreement(results_dir, c.name, task, split, c.revision)
+                row.update((rec or {}).get("summary", {}))
+            block.append(row)
+        tested = [r for r in block if r.get("p") is not None]
+        for t in {r["task"] for r in tested}:
+            group = [r for r in tested if r["task"] == t]
+            for r, adj in zip(group, holm([r["p"] for r in group])):
+                r["p_holm"], r["significant"] = float(adj), bool(adj < 1 - st.confidence)
+        rows += block
+    return pd.DataFrame(rows)
+
+
+def format_experiment_table(df: pd.DataFrame) -> str:
+    """Plain-text view: mean [CI], diff vs base [CI] with Holm p, overlap@k vs exact search."""
+    if df.empty:
+        return "(no experiment results)"
+    lines = []
+    for (task, metric), g in df.groupby(["task", "metric"], sort=False):
+        lines.append(f"{task} — {metric}")
+        for r in g.itertuples(index=False):
+            cell = f"  {r.candidate:<38} {r.mean:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]"
+            if isinstance(getattr(r, "base", None), str):
+                cell += (f"  vs {r.base}: {r.diff:+.4f} [{r.diff_ci_low:+.4f}, {r.diff_ci_high:+.4f}]"
+                         f" p_holm={r.p_holm:.3f}{' *' if r.significant else ''}")
+            for k in ("index_overlap_at_10", "index_overlap_at_100"):
+                v = getattr(r, k, None)
+                if v is not None and v == v:
+                    cell += f"  {k.replace('index_overlap_at_', 'overlap@')} vs exact={v:.3f}"
+            lines.append(cell)
+    return "\n".join(lines)
+
+
+def ann_agreement_table(results_dir: Path, runs: Sequence[tuple[str, str, str, str]],
+                        split: str = "test") -> pd.DataFrame:
+    """One row per (label, model name, revision, task): mean overlap@k vs exact search, timings."""
+    rows = []
+    for label, name, revision, task in runs:
+        rec = load_ann_agreement(results_dir, name, task, split, revision)
+        if rec is None:
+            continue
+        rows.append({"candidate": label, "model": name, "task": task, "index": rec["index"], **rec["summary"],
+                     "ms_per_query_index": rec.get("ms_per_query_index"),
+                     "ms_per_query_exact": rec.get("ms_per_query_exact")})
+    return pd.DataFrame(rows)

@@ -1,0 +1,28 @@
+"""`private-mteb` command line: a thin layer over the Python API (custom_tasks, runners).
+
+Every command module imports only typer and rich at start-up; the API behind a command is
+imported when the command runs, so `--help` and the analysis commands start fast.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from . import analysis, run, tasks
+from .compare import compare
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Score embedding models on your own documents with MTEB's metrics.")
+app.add_typer(tasks.app, name="tasks")
+app.command("run")(run.run)
+app.command("stats")(analysis.stats_cmd)
+app.command("check")(analysis.check_cmd)
+app.command("experiments")(analysis.experiments_cmd)
+app.command("compare")(compare)
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,5 @@
+"""`python -m runners.cli ...` = `private-mteb ...`."""
+
+from . import main
+
+main()

@@ -1,0 +1,1 @@
+"""config layer (see runners/__init__.py)."""

@@ -1,0 +1,209 @@
+"""The `experiments:` entries of a benchmark config and the candidates they expand to.
+
+Pure data: parsing a config and naming its candidates loads no model library, so analysis
+commands can find an experiment's stored results without importing torch. Each entry sweeps
+one parameter and expands to one candidate per value, named `private-mteb/<model><tag>`:
+
+  - {type: hybrid, dense: <model>, fusion: rrf, k: [20, 60]}
+  - {type: hybrid, dense: <model>, fusion: weighted, alpha: [0.3, 0.5, 0.7]}
+  - {type: chunk, model: <model>, unit: tokens, sizes: [128, 256, 512], overlap: 32}
+  - {type: chunk, ..., score: chunk}   # chunk-level task <Task>@chunks256-32
+  - {type: ann, model: <model>, index: hnsw, M: 16, ef_search: [16, 64, 256]}
+  - {type: ann, model: <model>, index: ivf, nlist: 64, nprobe: [1, 8]}
+  - {type: ann, model: <model>, index: flat}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+
+from custom_tasks.config import _pydantic_message
+from custom_tasks.errors import ConfigError
+
+from ..search.chunking import Chunker
+from ..search.params import IndexParams, fusion_tag
+from .benchmark import BenchmarkConfig
+from .model_spec import BM25_ALIASES, ModelSpec
+
+PREFIX = "private-mteb"
+
+
+def _listify(v: Any) -> Any:
+    return v if isinstance(v, list) else [v]
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str | None = None  # replaces the base model's label in front of the experiment tag
+
+
+class HybridEntry(_Entry):
+    type: Literal["hybrid"]
+    dense: str
+    sparse: Literal["bm25"] = "bm25"
+    fusion: Literal["rrf", "weighted"] = "rrf"
+    k: list[Annotated[int, Field(ge=0)]] = [60]
+    alpha: list[Annotated[float, Field(ge=0.0, le=1.0)]] = [0.5]
+    depth: Annotated[int, Field(gt=0)] | None = None  # list length per retriever before fusion
+
+    _lists = field_validator("k", "alpha", mode="before")(_listify)
+
+    @model_validator(mode="after")
+    def _param_fits_fusion(self) -> HybridEntry:
+        wrong = "alpha" if self.fusion == "rrf" else "k"
+        if wrong in self.model_fields_set:
+            raise ValueError(f"'{wrong}' does not apply to fusion '{self.fusion}' (rrf takes k, weighted takes alpha)")
+        return self
+
+    @property
+    def values(self) -> list[float]:
+        return list(self.k) if self.fusion == "rrf" else list(self.alpha)
+
+
+class ChunkEntry(_Entry):
+    type: Literal["chunk"]
+    model: str
+    unit: Literal["tokens", "chars"] = "tokens"
+    sizes: list[Annotated[int, Field(gt=0)]]
+    overlap: Annotated[int, Field(ge=0)] = 0
+    title: Literal["every", "first"] = "every"
+    score: Literal["document", "chunk"] = "document"
+
+    _lists = field_validator("sizes", mode="before")(_listify)
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkEntry:
+        if self.overlap >= min(self.sizes):
+            raise ValueError(f"overlap {self.overlap} must be smaller than every size {self.sizes}")
+        return self
+
+    def chunkers(self) -> list[Chunker]:
+        return [Chunker(s, self.overlap, self.unit, self.title) for s in self.sizes]
+
+
+class AnnEntry(_Entry):
+    type: Literal["ann"]
+    model: str
+    index: Literal["flat", "hnsw", "ivf"]
+    M: Annotated[int, Field(gt=1)] = 16
+    ef_construction: Annotated[int, Field(gt=0)] = 40
+    ef_search: list[Annotated[int, Field(gt=0)]] = [64]
+    nlist: Annotated[int, Field(gt=0)] = 64
+    nprobe: list[Annotated[int, Field(gt=0)]] = [8]
+
+    _lists = field_validator("ef_search", "nprobe", mode="before")(_listify)
+
+    @model_validator(mode="after")
+    def _params_fit_index(self) -> AnnEntry:
+        own = {"flat": set(), "hnsw": {"M", "ef_construction", "ef_search"}, "ivf": {"nlist", "nprobe"}}
+        other = ({"M", "ef_construction", "ef_search", "nlist", "nprobe"} - own[self.index]) & self.model_fields_set
+        if other:
+            raise ValueError(f"{sorted(other)} do not apply to index '{self.index}'")
+        return self
+
+    def params(self) -> list[IndexParams]:
+        if self.index == "hnsw":
+            return [IndexParams("hnsw", M=self.M, ef_construction=self.ef_construction, ef_search=e)
+                    for e in self.ef_search]
+        if self.index == "ivf":
+            return [IndexParams("ivf", nlist=self.nlist, nprobe=p) for p in self.nprobe]
+        return [IndexParams("flat")]
+
+
+Experiment = Annotated[Union[HybridEntry, ChunkEntry, AnnEntry], Field(discriminator="type")]
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(Experiment)
+TYPES = ("hybrid", "chunk", "ann")
+
+
+def parse_experiments(cfg: BenchmarkConfig) -> list[HybridEntry | ChunkEntry | AnnEntry]:
+    """Validate every `experiments:` entry; a bad one is a ConfigError naming its position."""
+    out = []
+    for i, raw in enumerate(cfg.experiments):
+        where = f"experiments[{i}]"
+        if not isinstance(raw, dict) or raw.get("type") not in TYPES:
+            got = raw.get("type") if isinstance(raw, dict) else raw
+            raise ConfigError(cfg.path, f"{where}: 'type' must be one of {', '.join(TYPES)} (got {got!r})")
+        try:
+            entry = _ADAPTER.validate_python(raw)
+        except ValidationError as e:
+            t = raw["type"]
+            msg = _pydantic_message(e).removeprefix(f"{t}.").removeprefix(f"{t}: ").replace(f"'{t}.", "'")
+            msg = msg.replace("Value error, ", "")
+            raise ConfigError(cfg.path, f"{where} ({raw['type']}): {msg}") from None
+        base = entry.dense if isinstance(entry, HybridEntry) else entry.model
+        if base in BM25_ALIASES:
+            raise ConfigError(cfg.path, f"{where} ({raw['type']}): the base model must be a dense model, not BM25")
+        out.append(entry)
+    return out
+
+
+@dataclass(frozen=True)
+class PlannedCandidate:
+    """One experiment candidate as named in results, before anything is loaded."""
+
+    name: str
+    label: str
+    kind: str  # hybrid | chunk | ann
+    base: ModelSpec  # the dense model it is built on
+    strategy: Any  # (fusion, value, depth) for hybrid, a Chunker, or IndexParams
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def base_spec(cfg: BenchmarkConfig, name: str) -> ModelSpec:
+    """The base model's entry under `models:` (by name or label), else a plain entry for the name."""
+    return next((m for m in cfg.models if name in (m.name, m.label)), None) or ModelSpec(name=name)
+
+
+def entry_base(entry: HybridEntry | ChunkEntry | AnnEntry) -> str:
+    return entry.dense if isinstance(entry, HybridEntry) else entry.model
+
+
+def plan_entry(entry: HybridEntry | ChunkEntry | AnnEntry, base: ModelSpec) -> list[PlannedCandidate]:
+    """One candidate per swept value (chunk-level entries have none: they make tasks instead)."""
+    short = base.name.split("/")[-1]
+    base_label = entry.label or base.default_label
+    out: list[PlannedCandidate] = []
+
+    def add(tag: str, label: str, strategy: Any, params: dict[str, Any]) -> None:
+        out.append(PlannedCandidate(f"{PREFIX}/{short}{tag}", f"{base_label} {label}", entry.type, base,
+                                    strategy, params))
+
+    if isinstance(entry, HybridEntry):
+        for v in entry.values:
+            tag = fusion_tag(entry.fusion, v) + (f"-d{entry.depth}" if entry.depth else "")
+            add(f"+bm25-{tag}", f"+bm25 {tag}", (entry.fusion, v, entry.depth),
+                {"fusion": entry.fusion, "value": v, "depth": entry.depth})
+    elif isinstance(entry, ChunkEntry) and entry.score == "document":
+        for ch in entry.chunkers():
+            unit = "" if ch.unit == "tokens" else "c"
+            label = f"chunk={ch.size}{unit}/{ch.overlap}{unit}" + ("" if ch.title == "every" else " title-first")
+            add(f"-chunk{ch.tag}", label, ch, {"unit": ch.unit, "size": ch.size, "overlap": ch.overlap,
+                                                "title": ch.title})
+    elif isinstance(entry, AnnEntry):
+        for p in entry.params():
+            params = {("index" if k == "kind" else k): v for k, v in dataclasses.asdict(p).items()}
+            add(f"-{p.tag}", p.tag.replace("-", " "), p, params)
+    return out
+
+
+def plan_experiments(cfg: BenchmarkConfig) -> list[PlannedCandidate]:
+    """All document-level experiment candidates of a config, named, deduplicated, nothing loaded."""
+    planned = [p for e in parse_experiments(cfg) for p in plan_entry(e, base_spec(cfg, entry_base(e)))]
+    names = [p.name for p in planned] + [m.name for m in cfg.models]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ConfigError(cfg.path, f"experiments give the same candidate twice: {dup}")
+    return planned
+
+
+def chunk_task_name(task_name: str, chunker: Chunker) -> str:
+    return f"{task_name}@chunks{chunker.tag}"
+
+
+def chunk_level_entries(cfg: BenchmarkConfig) -> list[ChunkEntry]:
+    return [e for e in parse_experiments(cfg) if isinstance(e, ChunkEntry) and e.score == "chunk"]

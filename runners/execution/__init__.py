@@ -1,0 +1,1 @@
+"""execution layer (see runners/__init__.py)."""

@@ -1,0 +1,137 @@
+"""Experiment candidates (hybrid search, chunking, ANN indexes) made runnable, scored like models.
+
+The config layer names them (runners/config/experiments.py); here each one gets its loader: the
+search strategy from runners/search/ around the dense model, which is loaded once per process
+and shares the plain run's embedding cache, so no text is encoded twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Any
+
+from ..config.benchmark import BenchmarkConfig
+from ..config.experiments import (
+    PlannedCandidate,
+    base_spec,
+    chunk_level_entries,
+    chunk_task_name,
+    plan_experiments,
+)
+from ..config.model_spec import BM25_NAME
+from ..search.ann import AnnSearch
+from ..search.chunking import ChunkedSearch, chunk_level_collection, token_offsets
+from ..search.hybrid import HybridRetriever
+from .candidates import Candidate, candidate_from_spec
+from .embedding_cache import wrap_cache
+
+logger = logging.getLogger(__name__)
+
+_RAW: dict[tuple[str, str, str], Any] = {}
+_CACHED: dict[tuple[str, str, str, str], Any] = {}
+
+
+def shared_raw(dense: Candidate) -> Any:
+    """The dense model, loaded once per process for all experiments built on it."""
+    key = (dense.name, dense.revision, dense.cache_variant)
+    if key not in _RAW:
+        _RAW[key] = dense.load()
+    return _RAW[key]
+
+
+def shared_encoder(dense: Candidate, cache_path: Path) -> Any:
+    """The dense model wrapped in the SAME embedding cache folder as its plain run."""
+    key = (dense.name, dense.revision, dense.cache_variant, str(Path(cache_path).resolve()))
+    if key not in _CACHED:
+        _CACHED[key] = wrap_cache(shared_raw(dense), dense, cache_path)
+    return _CACHED[key]
+
+
+def clear_shared() -> None:
+    """Forget loaded models and caches (tests, long-lived processes)."""
+    _RAW.clear()
+    _CACHED.clear()
+
+
+def _meta(encoder: Any, name: str, revision: str) -> Any:
+    return encoder.mteb_model_meta.model_copy(update={"name": name, "revision": revision})
+
+
+def dense_candidate(cfg: BenchmarkConfig, name: str) -> Candidate:
+    """The base model's own Candidate: its `models:` entry when listed (by name or label), else the name."""
+    return candidate_from_spec(base_spec(cfg, name), cfg.encode.device, cfg.encode.max_seq_length)
+
+
+def _loader(plan: PlannedCandidate, dense: Candidate, cache_path: Path, results_dir: Path | None) -> Any:
+    name, revision = plan.name, dense.revision
+    if plan.kind == "hybrid":
+        fusion, value, depth = plan.strategy
+
+        def make() -> Any:
+            import mteb  # lazy: BM25 comes from mteb's registry
+
+            enc = shared_encoder(dense, cache_path)
+            return HybridRetriever(enc, mteb.get_model(BM25_NAME), fusion, value, _meta(enc, name, revision), depth)
+    elif plan.kind == "chunk":
+
+        def make() -> Any:
+            enc = shared_encoder(dense, cache_path)
+            return ChunkedSearch(enc, plan.strategy, _meta(enc, name, revision))
+    else:
+
+        def make() -> Any:
+            enc = shared_encoder(dense, cache_path)
+            return AnnSearch(enc, plan.strategy, _meta(enc, name, revision), results_dir)
+    return make
+
+
+def candidate_from_plan(plan: PlannedCandidate, dense: Candidate, cache_path: Path,
+                        results_dir: Path | None = None) -> Candidate:
+    info = {"experiment": plan.kind, "base": dense.name, "base_revision": dense.revision,
+            "base_label": dense.label, **plan.params}
+    return Candidate(name=plan.name, revision=dense.revision, label=plan.label,
+                     load=_loader(plan, dense, cache_path, results_dir), kind=plan.kind, cacheable=False, info=info)
+
+
+def candidates_from_experiments(cfg: BenchmarkConfig) -> list[Candidate]:
+    """All doc-level experiment candidates of a benchmark config (nothing is loaded here)."""
+    dense: dict[str, Candidate] = {}
+    out = []
+    for plan in plan_experiments(cfg):
+        if plan.base.name not in dense:
+            dense[plan.base.name] = candidate_from_spec(plan.base, cfg.encode.device, cfg.encode.max_seq_length)
+        out.append(candidate_from_plan(plan, dense[plan.base.name], cfg.cache_path, cfg.results_path))
+    return out
+
+
+def chunk_level_runs(cfg: BenchmarkConfig, tasks: list[Any]) -> list[tuple[Candidate, list[Any]]]:
+    """(dense candidate, chunk-level tasks) per `score: chunk` entry; registers the tasks in mteb."""
+    from custom_tasks.task import task_from_collection
+
+    out = []
+    for entry in chunk_level_entries(cfg):
+        dense = dense_candidate(cfg, entry.model)
+        offsets = token_offsets(shared_encoder(dense, cfg.cache_path)) if entry.unit == "tokens" else None
+        made = []
+        for task in tasks:
+            if getattr(task, "collection", None) is None and getattr(task, "task_config", None) is not None:
+                task.load_data()
+            collection = getattr(task, "collection", None)
+            if collection is None or not collection.spans:
+                logger.warning("%s has no evidence spans: no chunk-level scoring", task.metadata.name)
+                continue
+            for ch in entry.chunkers():
+                name = chunk_task_name(task.metadata.name, ch)
+                coll = chunk_level_collection(collection, ch, offsets, name)
+                if not coll.qrels:
+                    continue
+                note = "; ".join(w.message for w in coll.warnings)
+                tcfg = task.task_config.model_copy(update={
+                    "name": name, "splits": [s for s in task.task_config.splits if s in coll.qrels],
+                    "description": f"{task.metadata.description} Chunk level ({ch.tag}). {note}".strip()})
+                made.append(task_from_collection(coll, tcfg))
+        # the plain model's own candidate, sharing the process-wide loaded model
+        out.append((dataclasses.replace(dense, load=lambda d=dense: shared_raw(d)), made))
+    return out

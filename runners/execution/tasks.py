@@ -1,0 +1,46 @@
+"""Task names of a benchmark config -> mteb task objects (private collections or mteb's registry)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from custom_tasks.errors import ConfigError
+
+from ..config.benchmark import BenchmarkConfig
+from .models import check_models
+
+
+def load_task(name: str) -> Any:
+    """A private task (configs/tasks or a YAML path) or a public mteb task, with per-query capture."""
+    from custom_tasks.config import find_task_configs
+    from custom_tasks.task import get_task, with_per_query_capture
+
+    if name in find_task_configs() or Path(name).suffix in {".yaml", ".yml"}:
+        return get_task(name)
+    import mteb  # lazy: ~5 s of torch, only for public tasks
+
+    return with_per_query_capture(mteb.get_task(name))
+
+
+def task_revision(task: Any) -> str:
+    return str(task.metadata.dataset.get("revision"))
+
+
+def check_tasks(cfg: BenchmarkConfig) -> None:
+    """Every task must be a configured private task or a task in mteb's registry."""
+    import mteb
+
+    from custom_tasks.config import find_task_configs
+
+    check_models(cfg)
+    private = find_task_configs()
+    for name in cfg.tasks:
+        if name in private or Path(name).suffix in {".yaml", ".yml"}:
+            continue
+        try:
+            mteb.get_task(name)
+        except Exception:
+            known = ", ".join(private) or "none"
+            raise ConfigError(cfg.path, f"unknown task '{name}': not in configs/tasks (known: {known}) "
+                                        "nor in mteb's registry") from None

@@ -1,0 +1,1 @@
+"""results layer (see runners/__init__.py)."""

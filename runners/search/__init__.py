@@ -1,0 +1,1 @@
+"""search layer (see runners/__init__.py)."""
