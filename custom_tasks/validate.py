@@ -21,6 +21,8 @@ WARNING_KINDS: dict[str, str] = {
     "query_id_equals_doc_id": "query ids that are also document ids: BEIR/mteb silently drop such hits "
                               "when scoring (ignore_identical_ids); private-mteb keeps them as real hits unless "
                               "the task YAML sets `ignore_identical_ids: true`",
+    "title_only_document": "documents with a title but empty text: mteb scores them on the title alone "
+                           "(BEIR corpora have such documents)",
     "duplicate_doc_text": "documents whose text repeats an earlier document",
     "duplicate_query_text": "queries whose text repeats an earlier query",
     "long_document": f"documents over ~{LONG_DOC_TOKENS} tokens (estimate: max(words x 1.3, chars / 4)); "
@@ -98,13 +100,17 @@ class CollectionBuilder:
         return f"first at {t.where(loc)}" if t is table else f"first at {t.shown}:{t.where(loc)}"
 
     def add_doc(self, table: Table, loc: int, doc_id: Any, title: str, text: str) -> None:
+        """A document needs text or a title: title-only ones are kept (mteb scores them) with a warning."""
         doc_id = as_id(doc_id)
         if not doc_id:
             raise table.error(loc, "empty document id")
         if doc_id in self._doc_at:
             raise table.error(loc, f"duplicate document id {doc_id!r} ({self._first(table, self._doc_at[doc_id])})")
         if not text.strip():
-            raise table.error(loc, f"document {doc_id!r} has empty text")
+            if not title.strip():
+                raise table.error(loc, f"document {doc_id!r} has empty text and no title")
+            problem = f"document {doc_id!r} has a title but empty text: mteb embeds the title alone"
+            self.warnings.append(_warn("title_only_document", str(table.error(loc, problem)), doc_id))
         self._doc_at[doc_id] = (table, loc)
         self.corpus[doc_id] = {"title": title, "text": text}
 
@@ -207,22 +213,24 @@ def collect_warnings(c: Collection, labelled_elsewhere: set[str] | frozenset[str
             out.append(_warn("query_id_equals_doc_id", f"query id {qid!r} is also a document id: BEIR/mteb "
                              "silently drop such hits when scoring; private-mteb keeps them (set "
                              "`ignore_identical_ids: true` in the task YAML to drop them)", qid))
-    seen: dict[str, str] = {}
+    seen_docs: dict[tuple[str, str], str] = {}
     for doc_id, doc in c.corpus.items():
         text, title = doc["text"], doc["title"]
         words = text.split()
-        key = " ".join(words)
-        if key in seen:
-            out.append(_warn("duplicate_doc_text", f"document {doc_id!r} has the same text as {seen[key]!r}", doc_id))
+        # title-only documents are told apart by their title, not all lumped together as "same empty text"
+        key = ("text", " ".join(words)) if words else ("title", " ".join(title.split()))
+        if key in seen_docs:
+            out.append(_warn("duplicate_doc_text", f"document {doc_id!r} has the same {key[0]} as "
+                             f"{seen_docs[key]!r}", doc_id))
         else:
-            seen[key] = doc_id
+            seen_docs[key] = doc_id
         n_words = len(words) + (len(title.split()) if title else 0)
         n = int(max(n_words * 1.3, (len(title) + 1 + len(text)) / 4))  # same as estimate_tokens, split once
         if n > LONG_DOC_TOKENS:
             out.append(_warn("long_document", f"document {doc_id!r} is about {n} tokens (an estimate: "
                              f"max(words x 1.3, chars / 4)), over {LONG_DOC_TOKENS}; "
                              "many embedding models truncate it", doc_id))
-    seen = {}
+    seen: dict[str, str] = {}
     for qid, text in c.queries.items():
         key = " ".join(text.split())
         if key in seen:

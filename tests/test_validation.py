@@ -143,8 +143,10 @@ def test_duplicate_id_in_parquet_names_rows(tmp_path):
 
 
 @pytest.mark.parametrize("part, content, expected", [
-    ("corpus_jsonl", '{"_id": "d1", "text": "ok"}\n{"_id": "d2", "title": "T", "text": "  \\t "}\n',
-     "corpus.jsonl:2: document 'd2' has empty text"),
+    ("corpus_jsonl", '{"_id": "d1", "text": "ok"}\n{"_id": "d2", "title": " ", "text": "  \\t "}\n',
+     "corpus.jsonl:2: document 'd2' has empty text and no title"),
+    ("corpus_jsonl", '{"_id": "d1", "text": "ok"}\n{"_id": "d2", "text": ""}\n',
+     "corpus.jsonl:2: document 'd2' has empty text and no title"),
     ("corpus_jsonl", '{"_id": "", "text": "ok"}\n', "corpus.jsonl:1: empty document id"),
     ("queries_jsonl", '{"_id": "q1", "text": "ok"}\n{"_id": "q2", "text": ""}\n',
      "queries.jsonl:2: query 'q2' has empty text"),
@@ -152,6 +154,78 @@ def test_duplicate_id_in_parquet_names_rows(tmp_path):
 ])
 def test_empty_text_and_ids(tmp_path, part, content, expected):
     assert expected in error_of(load_beir, beir(tmp_path, **{part: content}))
+
+
+def test_title_only_documents_are_kept_with_a_counted_warning(tmp_path):
+    """mteb embeds title + text, so BEIR's title-only documents are scoreable: keep them, count them."""
+    corpus = ('{"_id": "d1", "text": "Install the VPN client."}\n'
+              '{"_id": "d2", "title": "Password reset", "text": ""}\n'
+              '{"_id": "d3", "title": "Printer setup"}\n'
+              '{"_id": "d4", "title": "Printer setup", "text": null}\n'
+              '{"_id": 101, "text": "Numeric ids in JSON are read as strings."}\n')
+    c = load_beir(beir(tmp_path, corpus_jsonl=corpus))
+    assert c.corpus["d2"] == {"title": "Password reset", "text": ""}
+    assert c.corpus["d3"] == {"title": "Printer setup", "text": ""}
+    assert kinds(c)["title_only_document"] == [("d2",), ("d3",), ("d4",)]
+    msgs = [w.message for w in c.warnings if w.kind == "title_only_document"]
+    assert msgs[0].endswith("corpus.jsonl:2: document 'd2' has a title but empty text: mteb embeds the title alone")
+    # two title-only documents are duplicates by title, not every empty text a duplicate of the first
+    assert kinds(c)["duplicate_doc_text"] == [("d4",)]
+    s = summarize(c)["warnings"]["title_only_document"]
+    assert s["count"] == 3 and "title alone" in s["explanation"]
+
+
+def test_title_only_documents_in_csv_and_parquet(tmp_path):
+    shutil.copytree(FIX / "trec_mini", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "c.csv").write_text("_id,title,text\n1,VPN,\n2,,Reset your password\n3,Printers,Add one\n"
+                                   "4,Wifi,x\n5,Email,y\n")
+    src = {"format": "trec", "corpus": "c.csv", "queries": "queries.tsv", "qrels": "qrels.test.txt"}
+    c = load_collection(src, tmp_path, "T")
+    assert c.corpus["1"] == {"title": "VPN", "text": ""} and kinds(c)["title_only_document"] == [("1",)]
+    (tmp_path / "c.csv").write_text("_id,title,text\n1,,\n")
+    assert "c.csv:2: document '1' has empty text and no title" in error_of(load_collection, src, tmp_path, "T")
+    pd.DataFrame({"_id": ["1", "2", "3", "4", "5"], "title": ["VPN", None, "P", "W", "E"],
+                  "text": [None, "Reset", "a", "b", "c"]}).to_parquet(tmp_path / "c.parquet")
+    c = load_collection({**src, "corpus": "c.parquet"}, tmp_path, "T")
+    assert c.corpus["1"]["text"] == "" and c.corpus["2"]["title"] == ""
+
+
+def test_jsonl_corpus_where_no_row_has_the_text_field_is_a_mapping_error(tmp_path):
+    corpus = '{"_id": "d1", "title": "A", "body": "x"}\n{"_id": "d2", "title": "B", "body": "y"}\n'
+    msg = error_of(load_beir, beir(tmp_path, corpus_jsonl=corpus))
+    assert "corpus.jsonl:1: missing field 'text' (fields found: _id, title, body)" in msg
+
+
+@pytest.mark.parametrize("part, content, expected", [
+    ("corpus_jsonl", '{"_id": "d1", "text": "ok"}\n{"_id": "d2", "text": 42}\n',
+     "corpus.jsonl:2: document 'd2': field 'text' is a number (42), not a string"),
+    ("corpus_jsonl", '{"_id": "d1", "text": ["a", "b"]}\n',
+     "corpus.jsonl:1: document 'd1': field 'text' is a list (['a', 'b']), not a string"),
+    ("corpus_jsonl", '{"_id": "d1", "text": {"en": "a"}}\n',
+     "corpus.jsonl:1: document 'd1': field 'text' is an object ({'en': 'a'}), not a string"),
+    ("corpus_jsonl", '{"_id": "d1", "title": 7, "text": "ok"}\n',
+     "corpus.jsonl:1: document 'd1': field 'title' is a number (7), not a string"),
+    ("corpus_jsonl", '{"_id": "d1", "title": true, "text": "x"}\n',
+     "corpus.jsonl:1: document 'd1': field 'title' is a boolean (True), not a string"),
+    ("queries_jsonl", '{"_id": "q1", "text": "ok"}\n{"_id": "q2", "text": 3.5}\n',
+     "queries.jsonl:2: query 'q2': field 'text' is a number (3.5), not a string"),
+])
+def test_non_string_text_is_an_error_not_str_of_it(tmp_path, part, content, expected):
+    assert expected in error_of(load_beir, beir(tmp_path, **{part: content}))
+
+
+def test_non_string_text_in_parquet_and_evalset_numbers_in_csv_are_fine(tmp_path):
+    shutil.copytree(FIX / "trec_mini", tmp_path, dirs_exist_ok=True)
+    pd.DataFrame({"_id": ["1", "2"], "text": [10, 20]}).to_parquet(tmp_path / "c.parquet")
+    src = {"format": "trec", "corpus": "c.parquet", "queries": "queries.tsv", "qrels": "qrels.test.txt"}
+    assert "c.parquet: row 1: document '1': field 'text' is a number (10), not a string" in error_of(
+        load_collection, src, tmp_path, "T")
+    msg = error_of(evalset, tmp_path, '{"query_id": "a", "query": 12, "relevant": "d1"}\n')
+    assert "evalset.jsonl:1: query 'a': field 'query' is a number (12), not a string" in msg
+    # CSV/TSV cells are strings: a numeric-looking text is just text
+    (tmp_path / "q.csv").write_text("_id,text\n10,2024\n11,what is 42\n12,c\n")
+    c = load_collection({**src, "corpus": "corpus.csv", "queries": "q.csv"}, tmp_path, "T")
+    assert c.queries["10"] == "2024"
 
 
 @pytest.mark.parametrize("qrels, expected", [

@@ -226,7 +226,25 @@ def as_id(value: Any) -> str:
 
 
 def as_text(value: Any) -> str:
-    """Text fields: missing becomes '' (titles are optional, never None)."""
+    """Tag values: missing becomes '', anything else its ``str`` (numbers and lists are fine as tags)."""
     if is_missing(value):
         return ""
     return value if isinstance(value, str) else str(value)
+
+
+_KINDS = {bool: "a boolean", int: "a number", float: "a number", list: "a list", tuple: "a list", dict: "an object"}
+
+
+def as_str(table: Table, loc: int, value: Any, owner: str, owner_id: Any, field: str) -> str:
+    """A text value (document text, title, query): missing becomes ''; a non-string is an error.
+
+    CSV/TSV cells are always strings, so this only bites JSONL/Parquet, where ``"text": 42`` or a list is a
+    mistake in the export: silently embedding ``"42"`` or ``"['a', 'b']"`` would score the wrong text.
+    """
+    if is_missing(value):
+        return ""
+    if isinstance(value, str):
+        return value
+    kind = _KINDS.get(type(value), f"a {type(value).__name__}")
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+    raise table.error(loc, f"{owner} {as_id(owner_id)!r}: field {field!r} is {kind} ({shown}), not a string")

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..collection import Collection
 from ..validate import CollectionBuilder
-from ._io import Table, as_id, as_text, is_missing, read_table, resolve
+from ._io import Table, as_id, as_str, is_missing, read_table, resolve
 from .tables import load_corpus, tag_value
 
 _SEPARATORS = re.compile(r"[;,|]")
@@ -122,7 +122,7 @@ def read(cfg: Any, base_dir: Path, name: str) -> Collection:
             b.note_left_out(qid)
             continue
         tags = _tags(t, loc, row, cols.tags, cfg.tag_columns)
-        qid = b.add_query(t, loc, qid, as_text(t.get(loc, row, cols.query)), tags)
+        qid = b.add_query(t, loc, qid, as_str(t, loc, t.get(loc, row, cols.query), "query", qid, cols.query), tags)
         relevant = parse_relevant(t, loc, t.get(loc, row, cols.relevant), b.corpus, cfg.default_grade)
         for doc_id, grade in relevant:
             b.add_label(t, loc, split, qid, doc_id, grade)

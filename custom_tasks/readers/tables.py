@@ -11,7 +11,7 @@ from typing import Any
 from ..collection import Collection
 from ..errors import CollectionError
 from ..validate import CollectionBuilder
-from ._io import Table, as_id, as_text, display_path, is_missing, read_table, resolve
+from ._io import Table, as_id, as_str, as_text, display_path, is_missing, read_table, resolve
 
 
 def tag_value(value: Any) -> str:
@@ -22,10 +22,20 @@ def tag_value(value: Any) -> str:
 
 
 def load_corpus(b: CollectionBuilder, t: Table, doc_id: str, title: str, text: str) -> None:
-    """Add every row of a corpus table; title is optional (missing -> "")."""
+    """Add every row of a corpus table; title is optional, and text may be missing when a title is there.
+
+    BEIR corpora hold title-only documents and mteb embeds them (title + text), so they are kept with a
+    warning; a JSONL corpus where *no* row has the text field is a column-mapping mistake, not a corpus of titles.
+    """
     t.require_columns([doc_id, text])
+    if t.columns is None and t.rows and not t.has_column(text):
+        t.get(*t.rows[0], text)  # raises: missing field, naming the fields found
     for loc, row in t.rows:
-        b.add_doc(t, loc, t.get(loc, row, doc_id), as_text(row.get(title)), as_text(t.get(loc, row, text)))
+        did = t.get(loc, row, doc_id)
+        title_s = as_str(t, loc, row.get(title), "document", did, title)
+        if text not in row and not title_s.strip():
+            t.get(loc, row, text)  # raises: no text and no title
+        b.add_doc(t, loc, did, title_s, as_str(t, loc, row.get(text), "document", did, text))
 
 
 def load_queries(b: CollectionBuilder, t: Table, query_id: str, text: str, tag_columns: list[str]) -> None:
@@ -34,7 +44,8 @@ def load_queries(b: CollectionBuilder, t: Table, query_id: str, text: str, tag_c
     t.require_columns(tag_columns, option="tag_columns")
     for loc, row in t.rows:
         tags = {c: tag_value(row[c]) for c in tag_columns if not is_missing(row.get(c)) and row[c] != ""}
-        b.add_query(t, loc, t.get(loc, row, query_id), as_text(t.get(loc, row, text)), tags)
+        qid = t.get(loc, row, query_id)
+        b.add_query(t, loc, qid, as_str(t, loc, t.get(loc, row, text), "query", qid, text), tags)
 
 
 def load_qrels(b: CollectionBuilder, t: Table, query_id: str, doc_id: str, grade: str,
