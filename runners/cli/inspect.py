@@ -1,0 +1,201 @@
+"""`private-mteb inspect worst|diff|query`: find and look at the queries a model gets wrong.
+
+Stored results only, plus the collection read live for text; text goes to the screen, never to a file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from .common import console, friendly_errors, offline_default
+
+app = typer.Typer(no_args_is_help=True, help="Worst queries, per-query differences, and one query's rankings.")
+
+CONFIG = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c", help="benchmark YAML")
+TASK = typer.Option(None, "--task", "-t", help="task name or YAML (default: the config's only task)")
+METRIC = typer.Option("ndcg_at_10", "--metric", "-m", help="per-query metric, e.g. ndcg_at_10, mrr_at_10")
+SPLIT = typer.Option("test", "--split")
+FORMATS = ("table", "json", "csv")
+
+
+def _check_format(fmt: str, allowed: tuple[str, ...] = FORMATS) -> None:
+    if fmt not in allowed:
+        from custom_tasks.errors import ConfigError
+
+        raise ConfigError("--format", f"unknown format '{fmt}' (use one of: {', '.join(allowed)})")
+
+
+def _context(config: Path, task: Optional[str], need_collection: bool = False) -> tuple[Any, Path, str, Any]:
+    """(benchmark config, results folder, task name, collection or None for a public task)."""
+    from custom_tasks.errors import ConfigError
+    from custom_tasks.sources import load_collection
+
+    from ..config.benchmark import BenchmarkConfig
+    from ..config.task_lookup import pick_task, task_config_for
+
+    bench = BenchmarkConfig.from_file(config)
+    entry = pick_task(bench, task)
+    try:
+        tcfg = task_config_for(entry, bench)
+    except ConfigError:
+        if need_collection or Path(entry).suffix in {".yaml", ".yml"}:
+            raise
+        return bench, bench.results_path, entry, None  # a public mteb task: ids and scores only
+    return bench, bench.results_path, tcfg.name, load_collection(tcfg.source, tcfg.base_dir, tcfg.name)
+
+
+def print_json(obj: Any) -> None:
+    """Exactly one JSON document on stdout (NaN becomes null: strict JSON has no NaN)."""
+    def clean(x: Any) -> Any:
+        if isinstance(x, float) and not math.isfinite(x):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [clean(v) for v in x]
+        return x
+
+    typer.echo(json.dumps(clean(obj), ensure_ascii=False, indent=1, allow_nan=False))
+
+
+def _csv(rows: list[dict[str, Any]]) -> None:
+    import pandas as pd
+
+    typer.echo(pd.DataFrame(rows).to_csv(index=False), nl=False)
+
+
+def _tags(tags: dict[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in tags.items())
+
+
+@app.command("worst")
+@friendly_errors
+def worst_cmd(
+    model: str = typer.Option(..., "--model", help="results name or label, e.g. BM25"),
+    config: Path = CONFIG, task: Optional[str] = TASK, metric: str = METRIC, split: str = SPLIT,
+    n: int = typer.Option(10, "-n", help="how many queries"),
+    fmt: str = typer.Option("table", "--format", help="table|json|csv"),
+) -> None:
+    """The worst queries of one model on a metric (lowest first)."""
+    offline_default()
+    _check_format(fmt)
+    from ..analysis.inspect import resolve_model, worst_queries
+    from ..analysis.per_query import label_of
+    from ..analysis.stats import metric_label
+
+    _, results, task_name, collection = _context(config, task)
+    name = resolve_model(results, task_name, model)
+    rows = worst_queries(results, task_name, name, metric, n, split, collection)
+    if fmt == "json":
+        print_json({"task": task_name, "model": name, "label": label_of(results, name), "metric": metric,
+                    "split": split, "queries": [r.__dict__ for r in rows]})
+        return
+    if fmt == "csv":
+        _csv([{"query_id": r.query_id, metric: r.score, "text": r.text, "tags": _tags(r.tags)} for r in rows])
+        return
+    t = Table("#", "query", metric_label(metric), "tags", "text",
+              title=f"{task_name} — {len(rows)} worst queries of {label_of(results, name)} on {metric_label(metric)}")
+    for i, r in enumerate(rows, 1):
+        t.add_row(str(i), Text(r.query_id), f"{r.score:.4f}", Text(_tags(r.tags)), Text(r.text or ""))
+    console.print(t)
+
+
+@app.command("diff")
+@friendly_errors
+def diff_cmd(
+    a: str = typer.Argument(..., help="candidate A (results name or label)"),
+    b: str = typer.Argument(..., help="candidate B: wins/losses are B's against A"),
+    config: Path = CONFIG, task: Optional[str] = TASK, metric: str = METRIC, split: str = SPLIT,
+    n: int = typer.Option(20, "-n", help="how many queries to list (0: all)"),
+    fmt: str = typer.Option("table", "--format", help="table|json|csv"),
+) -> None:
+    """Per-query differences B - A: wins, losses, ties, largest swings first."""
+    offline_default()
+    _check_format(fmt)
+    from ..analysis.inspect import diff_queries, resolve_model
+    from ..analysis.stats import metric_label
+
+    _, results, task_name, collection = _context(config, task)
+    rep = diff_queries(results, task_name, resolve_model(results, task_name, a), resolve_model(results, task_name, b),
+                       metric, split, collection)
+    shown = rep.rows if n <= 0 else rep.rows[:n]
+    if fmt == "json":
+        print_json({**rep.to_dict(), "split": split, "rows": [r.__dict__ for r in shown]})
+        return
+    if fmt == "csv":
+        _csv([{"query_id": r.query_id, rep.a_label: r.a, rep.b_label: r.b, "delta": r.delta, "text": r.text}
+              for r in shown])
+        return
+    label = metric_label(metric)
+    console.print(Text(f"{task_name} — {rep.b_label} vs {rep.a_label} on {label} ({rep.wins + rep.losses + rep.ties} "
+                       f"queries): {rep.b_label} wins {rep.wins}, loses {rep.losses}, ties {rep.ties}; "
+                       f"mean {rep.mean_b:.4f} vs {rep.mean_a:.4f}"))
+    if rep.only_in_one:
+        console.print(Text(f"{rep.only_in_one} queries scored for one candidate only are left out", style="yellow"))
+    t = Table("query", rep.a_label, rep.b_label, "B - A", "text", title=f"largest swings (first {len(shown)})")
+    for r in shown:
+        style = "green" if r.delta > 0 else "red" if r.delta < 0 else "dim"
+        t.add_row(Text(r.query_id), f"{r.a:.4f}", f"{r.b:.4f}", Text(f"{r.delta:+.4f}", style=style), Text(r.text or ""))
+    console.print(t)
+
+
+@app.command("query")
+@friendly_errors
+def query_cmd(
+    query_id: str = typer.Argument(..., help="query id, as in the collection"),
+    config: Path = CONFIG, task: Optional[str] = TASK, metric: str = METRIC, split: str = SPLIT,
+    models: Optional[str] = typer.Option(None, "--models", help="comma-separated names or labels (default: all)"),
+    k: int = typer.Option(10, "-k", help="top-k to show per candidate"),
+    fmt: str = typer.Option("table", "--format", help="table|json"),
+) -> None:
+    """One query: its text, labelled documents, and each candidate's top-k with grades (text shown, never stored)."""
+    offline_default()
+    _check_format(fmt, ("table", "json"))
+    from ..analysis.inspect import query_view, resolve_model
+
+    _, results, task_name, collection = _context(config, task, need_collection=True)
+    names = [resolve_model(results, task_name, m.strip()) for m in models.split(",") if m.strip()] if models else None
+    view = query_view(results, task_name, query_id, collection, names, k, metric, split)
+    if fmt == "json":
+        print_json({**view.to_dict(), "split": split, "k": k})
+        return
+    _print_view(view, k)
+
+
+def _grade_cell(grade: Optional[int]) -> Text:
+    if grade is None:
+        return Text("unlabelled", style="dim")
+    return Text(str(grade), style="bold green" if grade > 0 else "yellow")
+
+
+def _print_view(view: Any, k: int) -> None:
+    from ..analysis.stats import metric_label
+
+    tags = f" ({_tags(view.tags)})" if view.tags else ""
+    console.print(Text.assemble(("query ", "bold"), (view.query_id, "bold cyan"), tags, ": ", view.text))
+    t = Table("doc", "grade", "title", "snippet", title="labelled documents")
+    for h in view.labels:
+        t.add_row(Text(h.doc_id), _grade_cell(h.grade), Text(h.title), Text(h.snippet))
+    console.print(t)
+    label = metric_label(view.metric)
+    for c in view.candidates:
+        score = "n/a" if c.metric_score is None else f"{c.metric_score:.4f}"
+        t = Table("rank", "doc", "score", "grade", "title", "snippet",
+                  title=f"{c.label} — top-{k} ({label} {score})")
+        for h in c.hits:
+            t.add_row(str(h.rank), Text(h.doc_id), f"{h.score:.4f}", _grade_cell(h.grade), Text(h.title),
+                      Text(h.snippet))
+        console.print(t)
+        missed = [f"{h.doc_id} (grade {h.grade})" for h in view.labels if h.grade and h.doc_id not in c.found]
+        if missed:
+            console.print(Text(f"  not in {c.label}'s top-{k}: {', '.join(missed)}", style="yellow"))
+    for name in view.stale:
+        console.print(Text(f"note: {name} was run on another version of the collection; grades and text are "
+                           "today's", style="yellow"))
