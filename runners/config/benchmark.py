@@ -56,10 +56,19 @@ class BenchmarkConfig(BaseModel):
     def _something_to_run(self) -> BenchmarkConfig:
         if not self.models and not self.experiments:
             raise ValueError("needs at least one entry under 'models' or 'experiments'")
+        if self.encode.max_seq_length:  # the benchmark default is part of each model's identity and results name
+            self.models = [m if m.max_seq_length or m.resolved_kind == "bm25"
+                           else m.model_copy(update={"max_seq_length": self.encode.max_seq_length})
+                           for m in self.models]
         names = [m.name + (m.label or "") for m in self.models]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise ValueError(f"model listed twice: {sorted(dup)}")
+        stored = [(m.results_name, m.revision) for m in self.models]
+        same = sorted({n for n, r in stored if stored.count((n, r)) > 1})
+        if same:
+            raise ValueError(f"models {same} are listed twice with the same results name and revision: they would "
+                             "overwrite each other's results; give each a different name or revision")
         return self
 
     @property

@@ -156,7 +156,8 @@ class PlannedCandidate:
 
 def base_spec(cfg: BenchmarkConfig, name: str) -> ModelSpec:
     """The base model's entry under `models:` (by name or label), else a plain entry for the name."""
-    return next((m for m in cfg.models if name in (m.name, m.label)), None) or ModelSpec(name=name)
+    found = next((m for m in cfg.models if name in (m.name, m.label)), None)
+    return found or ModelSpec(name=name, max_seq_length=cfg.encode.max_seq_length)
 
 
 def entry_base(entry: HybridEntry | ChunkEntry | AnnEntry) -> str:
@@ -165,7 +166,7 @@ def entry_base(entry: HybridEntry | ChunkEntry | AnnEntry) -> str:
 
 def plan_entry(entry: HybridEntry | ChunkEntry | AnnEntry, base: ModelSpec) -> list[PlannedCandidate]:
     """One candidate per swept value (chunk-level entries have none: they make tasks instead)."""
-    short = base.name.split("/")[-1]
+    short = base.results_name.split("/")[-1]  # a non-default encode variant names its experiments too
     base_label = entry.label or base.default_label
     out: list[PlannedCandidate] = []
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,16 +34,33 @@ class ModelSpec(BaseModel):
         return self.label or self.name
 
     @property
+    def variant_tag(self) -> str:
+        """'' for a model's default encode settings, else '@msl<N>' and/or '@kw<hash8 of model_kwargs>'.
+
+        Differently configured runs of one model must never overwrite each other, and analysis
+        (stats, check, compare, candidates.json) tells models apart by name: so a non-default
+        max_seq_length / model_kwargs is part of the results name, e.g.
+        `sentence-transformers/all-MiniLM-L6-v2@msl128` (folder `sentence-transformers__all-MiniLM-L6-v2@msl128`).
+        """
+        if self.resolved_kind == "bm25":
+            return ""
+        tag = f"@msl{self.max_seq_length}" if self.max_seq_length else ""
+        if self.model_kwargs:
+            blob = json.dumps(self.model_kwargs, sort_keys=True, default=str).encode()
+            tag += f"@kw{hashlib.sha256(blob).hexdigest()[:8]}"
+        return tag
+
+    @property
     def results_name(self) -> str:
-        """The name results are filed under (mteb's name for BM25)."""
-        return BM25_NAME if self.resolved_kind == "bm25" else self.name
+        """The name results are filed under (mteb's name for BM25; the variant tag for non-default settings)."""
+        return BM25_NAME if self.resolved_kind == "bm25" else self.name + self.variant_tag
 
     @property
     def default_label(self) -> str:
-        """What tables show: the config's label, else the last part of the name."""
+        """What tables show: the config's label, else the last part of the results name."""
         if self.label:
             return self.label
-        return "BM25" if self.resolved_kind == "bm25" else self.name.split("/")[-1]
+        return "BM25" if self.resolved_kind == "bm25" else self.results_name.split("/")[-1]
 
     @property
     def resolved_kind(self) -> str:

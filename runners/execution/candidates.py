@@ -1,7 +1,8 @@
 """A candidate is anything scored like a model: a plain model, or an experiment (hybrid, chunking, ANN).
 
 Its results-folder name and revision are known before loading, so a re-run can skip what is
-complete without loading the model at all.
+complete without loading the model at all. `identity` + `weight_paths` feed the run fingerprint
+(identity.py): everything in the config that can change an embedding.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config.model_spec import BM25_NAME, ModelSpec
+from .identity import spec_weight_paths
 from .models import load_model, offline_copy, registry_meta
 
 
@@ -25,6 +27,15 @@ class Candidate:
     cacheable: bool = True  # wrap in the embedding cache (dense encoders only)
     cache_variant: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+    identity: dict[str, Any] = field(default_factory=dict)  # settings that change a score (JSON-able)
+    weight_paths: tuple[str, ...] = ()  # local files whose content is part of the identity
+
+
+def spec_identity(spec: ModelSpec, name: str, revision: str, kind: str) -> dict[str, Any]:
+    """The config's settings of a model that can change an embedding (paths are hashed, not named)."""
+    return {"name": name, "revision": revision, "kind": kind, "max_seq_length": spec.max_seq_length,
+            "model_kwargs": spec.model_kwargs, "factory": spec.factory, "factory_kwargs": spec.factory_kwargs,
+            "trust_remote_code": spec.trust_remote_code, "local": bool(spec.path)}
 
 
 def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_length: int | None = None) -> Candidate:
@@ -44,7 +55,7 @@ def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_leng
             revision = "local"
         else:
             revision = "no_revision_available"
-        name = spec.name
+        name = spec.results_name
     variant = f"max_seq_length={spec.max_seq_length}" if spec.max_seq_length else ""
     return Candidate(
         name=name,
@@ -56,4 +67,6 @@ def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_leng
         cacheable=kind != "bm25",
         cache_variant=variant,
         info={"source": spec.path or offline_copy(spec.name) or "registry", "kind": kind},
+        identity=spec_identity(spec, name, str(revision), kind),
+        weight_paths=() if kind == "bm25" else spec_weight_paths(spec.path, spec.factory_kwargs),
     )

@@ -3,7 +3,9 @@
 mteb's own `CachedEmbeddingWrapper` keeps one cache per task name, so two tasks sharing documents,
 a re-chunked collection or a changed label file would encode everything again. Here the key is
 (model, revision, prompt, text) — nothing about the task — and storage is append-only shards of
-float32 arrays written atomically, so a killed run never corrupts the cache.
+float32 arrays written atomically, so a killed run never corrupts the cache. A local model's folder
+also carries the content hash of its files (`weights-<hash>`): retrained weights never reuse old vectors.
+Encoding missing texts happens under a per-folder flock: a concurrent run waits, then finds them stored.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ import numpy as np
 
 from custom_tasks.mteb_private import custom_collate_fn
 
-from ..results.store import model_dir_name
+from ..results.locks import FileLock
+from ..results.store import env_faults, model_dir_name, tmp_path_for
+from .identity import weights_fingerprint
 
 _KEY_BYTES = 16
 
@@ -34,21 +38,32 @@ class EmbeddingStore:
         self.folder = Path(folder)
         self._index: dict[bytes, tuple[int, int]] = {}
         self._shards: list[np.ndarray] = []
+        self._seen: set[str] = set()
         self._loaded = False
 
     def _load(self) -> None:
-        if self._loaded:
-            return
+        if not self._loaded:
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Read shards added since the last look (by this or another process)."""
         self._loaded = True
         if not self.folder.is_dir():
             return
         for path in sorted(self.folder.glob("shard-*.npz")):
+            if path.name in self._seen:
+                continue
+            self._seen.add(path.name)
             try:
                 with np.load(path) as data:
                     keys, vectors = data["keys"], data["vectors"]
             except Exception:  # unreadable shard (should not happen: writes are atomic) -> ignore it
                 continue
             self._add_shard(keys, vectors)
+
+    def lock(self) -> FileLock:
+        """The lock held while encoding what is missing (so two runs never encode the same texts)."""
+        return FileLock(self.folder / "encode.lock")
 
     def _add_shard(self, keys: np.ndarray, vectors: np.ndarray) -> None:
         shard_id = len(self._shards)
@@ -80,14 +95,20 @@ class EmbeddingStore:
             return
         keys_arr = np.frombuffer(b"".join(keys), dtype=f"S{_KEY_BYTES}")
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        self.folder.mkdir(parents=True, exist_ok=True)
         final = self.folder / f"shard-{uuid.uuid4().hex}.npz"
-        tmp = final.with_suffix(".tmp")
-        with open(tmp, "wb") as f:
-            np.savez(f, keys=keys_arr, vectors=vectors)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, final)
+        tmp = tmp_path_for(final)
+        with env_faults(final):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            try:
+                with open(tmp, "wb") as f:
+                    np.savez(f, keys=keys_arr, vectors=vectors)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, final)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+        self._seen.add(final.name)
         self._add_shard(keys_arr, vectors)
 
 
@@ -144,18 +165,25 @@ class CachedEncoder:
         unique_keys = [keys[i] for i in unique_idx]
         found, missing, found_vecs = self.store.lookup(unique_keys)
         by_key: dict[bytes, np.ndarray] = {unique_keys[i]: v for i, v in zip(found, found_vecs)}
+        n_encoded = 0
         if missing:
-            rows = [unique_idx[i] for i in missing]
-            loader = DataLoader(dataset.select(rows), batch_size=inputs.batch_size or 32,
-                                collate_fn=custom_collate_fn(), shuffle=False)
-            new = self._model.encode(loader, task_metadata=task_metadata, hf_split=hf_split,
-                                     hf_subset=hf_subset, prompt_type=prompt_type, **kwargs)
-            new = _to_numpy(new)
-            new_keys = [unique_keys[i] for i in missing]
-            self.store.add(new_keys, new)
-            by_key.update(zip(new_keys, new))
-            self.encoded += len(missing)
-        self.reused += len(texts) - len(missing)
+            with env_faults(self.store.folder), self.store.lock():
+                self.store.refresh()  # another run may have stored them while we waited
+                found, missing, found_vecs = self.store.lookup(unique_keys)
+                by_key.update({unique_keys[i]: v for i, v in zip(found, found_vecs)})
+                if missing:
+                    rows = [unique_idx[i] for i in missing]
+                    loader = DataLoader(dataset.select(rows), batch_size=inputs.batch_size or 32,
+                                        collate_fn=custom_collate_fn(), shuffle=False)
+                    new = self._model.encode(loader, task_metadata=task_metadata, hf_split=hf_split,
+                                             hf_subset=hf_subset, prompt_type=prompt_type, **kwargs)
+                    new = _to_numpy(new)
+                    new_keys = [unique_keys[i] for i in missing]
+                    self.store.add(new_keys, new)
+                    by_key.update(zip(new_keys, new))
+                    n_encoded = len(missing)
+        self.encoded += n_encoded
+        self.reused += len(texts) - n_encoded
         return np.stack([by_key[k] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
 
 
@@ -172,4 +200,7 @@ def wrap_cache(model: Any, cand: Any, cache_root: Path) -> Any:
     folder = Path(cache_root) / model_dir_name(cand.name) / cand.revision
     if cand.cache_variant:
         folder = folder / model_dir_name(cand.cache_variant)
+    weights = weights_fingerprint(getattr(cand, "weight_paths", ()), cache_root)
+    if weights:
+        folder = folder / f"weights-{weights[:16]}"
     return CachedEncoder(model, EmbeddingStore(folder), variant=cand.cache_variant)

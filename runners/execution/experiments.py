@@ -26,16 +26,17 @@ from ..search.chunking import ChunkedSearch, chunk_level_collection, token_offse
 from ..search.hybrid import HybridRetriever
 from .candidates import Candidate, candidate_from_spec
 from .embedding_cache import wrap_cache
+from .identity import weights_fingerprint
 
 logger = logging.getLogger(__name__)
 
-_RAW: dict[tuple[str, str, str], Any] = {}
-_CACHED: dict[tuple[str, str, str, str], Any] = {}
+_RAW: dict[tuple[str, ...], Any] = {}
+_CACHED: dict[tuple[str, ...], Any] = {}
 
 
 def shared_raw(dense: Candidate) -> Any:
     """The dense model, loaded once per process for all experiments built on it."""
-    key = (dense.name, dense.revision, dense.cache_variant)
+    key = (dense.name, dense.revision, dense.cache_variant, weights_fingerprint(dense.weight_paths) or "")
     if key not in _RAW:
         _RAW[key] = dense.load()
     return _RAW[key]
@@ -43,7 +44,8 @@ def shared_raw(dense: Candidate) -> Any:
 
 def shared_encoder(dense: Candidate, cache_path: Path) -> Any:
     """The dense model wrapped in the SAME embedding cache folder as its plain run."""
-    key = (dense.name, dense.revision, dense.cache_variant, str(Path(cache_path).resolve()))
+    key = (dense.name, dense.revision, dense.cache_variant, str(Path(cache_path).resolve()),
+           weights_fingerprint(dense.weight_paths) or "")
     if key not in _CACHED:
         _CACHED[key] = wrap_cache(shared_raw(dense), dense, cache_path)
     return _CACHED[key]
@@ -91,8 +93,11 @@ def candidate_from_plan(plan: PlannedCandidate, dense: Candidate, cache_path: Pa
                         results_dir: Path | None = None) -> Candidate:
     info = {"experiment": plan.kind, "base": dense.name, "base_revision": dense.revision,
             "base_label": dense.label, **plan.params}
+    identity = {"name": plan.name, "experiment": plan.kind, "params": plan.params, "strategy": repr(plan.strategy),
+                "base": dense.identity}
     return Candidate(name=plan.name, revision=dense.revision, label=plan.label,
-                     load=_loader(plan, dense, cache_path, results_dir), kind=plan.kind, cacheable=False, info=info)
+                     load=_loader(plan, dense, cache_path, results_dir), kind=plan.kind, cacheable=False, info=info,
+                     identity=identity, weight_paths=dense.weight_paths)
 
 
 def candidates_from_experiments(cfg: BenchmarkConfig) -> list[Candidate]:

@@ -56,9 +56,9 @@ def model_meta_for(spec: ModelSpec, fallback: Any | None = None) -> Any:
 
     meta = registry_meta(spec.name) if not spec.path or spec.revision is None else None
     if meta is not None and (spec.revision is None or spec.revision == meta.revision):
-        return meta
+        return meta if spec.results_name == meta.name else meta.model_copy(update={"name": spec.results_name})
     base = fallback if isinstance(fallback, ModelMeta) else ModelMeta.create_empty()
-    return base.model_copy(update={"name": spec.name, "revision": spec.revision or "local"})
+    return base.model_copy(update={"name": spec.results_name, "revision": spec.revision or "local"})
 
 
 def load_model(spec: ModelSpec, device: str | None = None) -> Any:
@@ -110,9 +110,22 @@ def _load_from_registry(spec: ModelSpec, device: str | None) -> Any:
     if spec.trust_remote_code:
         kwargs["trust_remote_code"] = True
     try:
-        return meta.load_model(**kwargs)
+        model = meta.load_model(**kwargs)
     except Exception as e:
         raise ConfigError(None, _not_available(spec, e)) from None
+    if spec.max_seq_length:
+        _set_max_seq_length(spec, getattr(model, "model", model))
+    if spec.results_name != meta.name:
+        model.mteb_model_meta = meta.model_copy(update={"name": spec.results_name})
+    return model
+
+
+def _set_max_seq_length(spec: ModelSpec, model: Any) -> None:
+    """Apply `max_seq_length` (it names the results folder, so it must really apply)."""
+    if not hasattr(model, "max_seq_length"):
+        raise ConfigError(None, f"model '{spec.name}': max_seq_length is set but {type(model).__name__} has no "
+                                "max_seq_length to set; remove it for this model")
+    model.max_seq_length = spec.max_seq_length
 
 
 def _load_factory(spec: ModelSpec) -> Any:
@@ -128,6 +141,8 @@ def _load_factory(spec: ModelSpec) -> Any:
         raise ConfigError(None, f"model '{spec.name}': factory '{spec.factory}' returned {type(model).__name__} without encode()")
     from sentence_transformers import SentenceTransformer
 
+    if spec.max_seq_length:
+        _set_max_seq_length(spec, model)
     if isinstance(model, SentenceTransformer):
         from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 

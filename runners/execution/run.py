@@ -1,7 +1,14 @@
-"""Candidates x tasks -> mteb results + per-query sidecars, never stale, never half-written."""
+"""Candidates x tasks -> mteb results + per-query sidecars, never stale, never half-written.
+
+A result is reused only when its run fingerprint (identity.py: data, task settings, candidate settings,
+local weights, experiment parameters) equals the current one and every file it vouches for is intact.
+Concurrent runs on one results folder take a flock per (candidate, task): the second waits, then finds
+the result complete. Leftovers of killed runs (staging folders, temp files) are removed at start.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import time
@@ -12,22 +19,31 @@ from pathlib import Path
 from typing import Any
 
 from ..config.benchmark import BenchmarkConfig
+from ..results.locks import FileLock
 from ..results.store import (
     SIDE,
     atomic_write_json,
+    clean_leftovers,
+    env_faults,
     existing_dataset_revision,
+    file_digest,
+    identity_path,
     model_dir_name,
+    read_identity,
     read_json,
     run_dir,
     save_candidate,
+    staging_root,
     task_result_path,
 )
 from .candidates import Candidate, candidate_from_spec
 from .embedding_cache import wrap_cache
 from .experiments import candidates_from_experiments, chunk_level_runs
+from .identity import changed_parts, run_identity
 from .tasks import load_task, task_revision
 
 SUMMARY_METRICS = ["ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_10", "recall_at_100"]
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -40,16 +56,40 @@ class RunRecord:
     scores: dict[str, float]
     encoded: int = 0
     reused: int = 0
+    reason: str = ""  # why it ran: what changed since the stored result ("" = nothing stored)
 
 
-def is_complete(results_dir: Path, cand: Candidate, task: Any) -> bool:
-    """Complete = TaskResult for this data revision, with every split, and its per-query sidecars."""
-    path = task_result_path(results_dir, cand.name, cand.revision, task.metadata.name)
+def _run_files(results_dir: Path, cand: Candidate, task: Any) -> dict[str, Path]:
+    """The files a complete run consists of, by the name identity.json records their digests under."""
+    name = task.metadata.name
+    folder = run_dir(results_dir, cand.name, cand.revision, name, task_revision(task))
+    files = {"task_result": task_result_path(results_dir, cand.name, cand.revision, name)}
+    for split in task.eval_splits:
+        files[f"per_query_{split}.json"] = folder / f"per_query_{split}.json"
+        files[f"rankings_{split}.json.gz"] = folder / f"rankings_{split}.json.gz"
+    return files
+
+
+def why_not_complete(results_dir: Path, cand: Candidate, task: Any, identity: dict[str, Any]) -> str:
+    """'' when the stored result has this identity and intact files, else what differs (one phrase)."""
     ds_rev = task_revision(task)
-    if existing_dataset_revision(path) != ds_rev:
-        return False
-    folder = run_dir(results_dir, cand.name, cand.revision, task.metadata.name, ds_rev)
-    return all((folder / f"per_query_{s}.json").exists() for s in task.eval_splits)
+    if existing_dataset_revision(task_result_path(results_dir, cand.name, cand.revision, task.metadata.name)) != ds_rev:
+        return "no result for this data revision"
+    stored = read_identity(run_dir(results_dir, cand.name, cand.revision, task.metadata.name, ds_rev))
+    if stored is None or stored.get("fingerprint") != identity["fingerprint"]:
+        return "changed: " + ", ".join(changed_parts(stored, identity))
+    digests = stored.get("files") or {}
+    for key, path in _run_files(results_dir, cand, task).items():
+        if not digests.get(key) or file_digest(path) != digests[key]:
+            return f"{path.name} is missing or not the one its identity.json vouches for"
+    return ""
+
+
+def is_complete(results_dir: Path, cand: Candidate, task: Any, identity: dict[str, Any] | None = None,
+                keep_top_k: int = 100) -> bool:
+    """Complete = TaskResult, per-query sidecars and rankings of THIS run identity, all intact."""
+    identity = identity or run_identity(cand, task, keep_top_k)
+    return why_not_complete(Path(results_dir), cand, task, identity) == ""
 
 
 def read_scores(results_dir: Path, cand: Candidate, task_name: str, split: str = "test") -> dict[str, float]:
@@ -57,39 +97,64 @@ def read_scores(results_dir: Path, cand: Candidate, task_name: str, split: str =
     return dict(data["scores"][split][0])
 
 
+def task_lock(results_dir: Path, cand: Candidate, task: Any) -> FileLock:
+    """The lock a run holds while computing (candidate, task): a concurrent run waits for it."""
+    return FileLock(Path(results_dir) / SIDE / "locks" / model_dir_name(cand.name) / cand.revision
+                    / f"{task.metadata.name}.lock")
+
+
 def evaluate_one(model: Any, cand: Candidate, task: Any, results_dir: Path, encode_kwargs: dict[str, Any],
-                 keep_top_k: int = 100, show_progress: bool = True) -> None:
-    """Run mteb.evaluate into a staging folder, then publish sidecars and the TaskResult atomically."""
+                 keep_top_k: int = 100, show_progress: bool = True, identity: dict[str, Any] | None = None) -> None:
+    """Run mteb.evaluate into a staging folder, then publish sidecars, identity.json and the TaskResult atomically."""
     import mteb  # lazy: analysis commands import this package's siblings without torch
 
     results_dir = Path(results_dir)
-    stage = results_dir / SIDE / ".staging" / uuid.uuid4().hex
+    identity = identity or run_identity(cand, task, keep_top_k)
+    stage = staging_root(results_dir) / f"{os.getpid()}-{uuid.uuid4().hex}"
+    stage_lock = FileLock(stage.with_name(stage.name + ".lock"))  # held while live: no cleaner removes it
     task.per_query, task.rankings, task.keep_top_k = {}, {}, keep_top_k
+    with env_faults(results_dir):
+        stage_lock.acquire()
     try:
-        mteb.evaluate(model, task, cache=mteb.ResultCache(stage), overwrite_strategy="always",
-                      encode_kwargs=dict(encode_kwargs), show_progress_bar=show_progress)
-        name, ds_rev = task.metadata.name, task_revision(task)
-        staged = stage / "results" / model_dir_name(cand.name) / cand.revision
-        produced = staged / f"{name}.json"
-        if not produced.exists():
-            raise RuntimeError(f"mteb wrote no result for {cand.name} on {name} (expected {produced})")
-        folder = run_dir(results_dir, cand.name, cand.revision, name, ds_rev)
-        for split in task.eval_splits:
-            subsets = {sub: pq for (sp, sub), pq in task.per_query.items() if sp == split}
-            ranks = {sub: r for (sp, sub), r in task.rankings.items() if sp == split}
-            meta = {"model": cand.name, "label": cand.label, "revision": cand.revision, "task": name,
-                    "dataset_revision": ds_rev, "split": split}
-            atomic_write_json(folder / f"rankings_{split}.json.gz", {**meta, "top_k": keep_top_k, "subsets": ranks},
-                              compress=True)
-            atomic_write_json(folder / f"per_query_{split}.json", {**meta, "subsets": subsets})
-        final = task_result_path(results_dir, cand.name, cand.revision, name)
+        with env_faults(stage):
+            mteb.evaluate(model, task, cache=mteb.ResultCache(stage), overwrite_strategy="always",
+                          encode_kwargs=dict(encode_kwargs), show_progress_bar=show_progress)
+        _publish(cand, task, results_dir, stage, keep_top_k, identity)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+        stage_lock.path.unlink(missing_ok=True)
+        stage_lock.release()
+
+
+def _publish(cand: Candidate, task: Any, results_dir: Path, stage: Path, keep_top_k: int,
+             identity: dict[str, Any]) -> None:
+    """Sidecars, then identity.json (digests of everything), then model_meta, the TaskResult last."""
+    name, ds_rev = task.metadata.name, task_revision(task)
+    staged = stage / "results" / model_dir_name(cand.name) / cand.revision
+    produced = staged / f"{name}.json"
+    if not produced.exists():
+        raise RuntimeError(f"mteb wrote no result for {cand.name} on {name} (expected {produced})")
+    folder = run_dir(results_dir, cand.name, cand.revision, name, ds_rev)
+    files = _run_files(results_dir, cand, task)
+    digests = {"task_result": file_digest(produced)}
+    for split in task.eval_splits:
+        subsets = {sub: pq for (sp, sub), pq in task.per_query.items() if sp == split}
+        ranks = {sub: r for (sp, sub), r in task.rankings.items() if sp == split}
+        meta = {"model": cand.name, "label": cand.label, "revision": cand.revision, "task": name,
+                "dataset_revision": ds_rev, "split": split, "fingerprint": identity["fingerprint"]}
+        atomic_write_json(folder / f"rankings_{split}.json.gz", {**meta, "top_k": keep_top_k, "subsets": ranks},
+                          compress=True)
+        atomic_write_json(folder / f"per_query_{split}.json", {**meta, "subsets": subsets})
+        for key in (f"per_query_{split}.json", f"rankings_{split}.json.gz"):
+            digests[key] = file_digest(files[key])
+    atomic_write_json(identity_path(folder), {**identity, "files": digests})
+    final = files["task_result"]
+    with env_faults(final):
         final.parent.mkdir(parents=True, exist_ok=True)
         for extra in staged.iterdir():  # model_meta.json etc. first, the TaskResult (completion marker) last
             if extra.name != produced.name:
                 os.replace(extra, final.parent / extra.name)
         os.replace(produced, final)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
 
 
 def candidates_for(cfg: BenchmarkConfig) -> list[Candidate]:
@@ -107,6 +172,7 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
     `on_step(event, candidate_label, task_name)` lets a UI draw progress ("start" / "done" / "skip").
     """
     results_dir = cfg.results_path
+    clean_leftovers(results_dir, cfg.cache_path)
     tasks = tasks if tasks is not None else [load_task(t) for t in cfg.tasks]
     candidates = candidates if candidates is not None else candidates_for(cfg)
     encode_kwargs = {"batch_size": cfg.encode.batch_size}
@@ -117,27 +183,44 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                                                 "public_name": cand.public_name, **cand.info})
         for task in tasks:
             name = task.metadata.name
-            if not force and is_complete(results_dir, cand, task):
-                records.append(RunRecord(cand.name, cand.label, name, "skipped", 0.0,
-                                         read_scores(results_dir, cand, name, task.eval_splits[0])))
-                if on_step:
-                    on_step("skip", cand.label, name)
+            identity = run_identity(cand, task, cfg.keep_top_k, cfg.cache_path)
+            reason = "forced" if force else why_not_complete(results_dir, cand, task, identity)
+            if not reason:
+                records.append(_skipped(results_dir, cand, task, on_step))
                 continue
-            if on_step:
-                on_step("start", cand.label, name)
-            if model is None:
-                model = wrap_cache(cand.load(), cand, cfg.cache_path)
-            before = (getattr(model, "encoded", 0), getattr(model, "reused", 0))
-            t0 = time.perf_counter()
-            evaluate_one(model, cand, task, results_dir, encode_kwargs, cfg.keep_top_k, show_progress)
-            records.append(RunRecord(cand.name, cand.label, name, "ran", time.perf_counter() - t0,
-                                     read_scores(results_dir, cand, name, task.eval_splits[0]),
-                                     getattr(model, "encoded", 0) - before[0], getattr(model, "reused", 0) - before[1]))
+            with env_faults(results_dir / SIDE), task_lock(results_dir, cand, task):
+                if not force:  # a concurrent run may have completed it while we waited
+                    reason = why_not_complete(results_dir, cand, task, identity)
+                    if not reason:
+                        records.append(_skipped(results_dir, cand, task, on_step))
+                        continue
+                logger.info("running %s on %s (%s)", cand.label, name, reason)
+                if on_step:
+                    on_step("start", cand.label, name)
+                if model is None:
+                    model = wrap_cache(cand.load(), cand, cfg.cache_path)
+                before = (getattr(model, "encoded", 0), getattr(model, "reused", 0))
+                t0 = time.perf_counter()
+                evaluate_one(model, cand, task, results_dir, encode_kwargs, cfg.keep_top_k, show_progress, identity)
+                records.append(RunRecord(cand.name, cand.label, name, "ran", time.perf_counter() - t0,
+                                         read_scores(results_dir, cand, name, task.eval_splits[0]),
+                                         getattr(model, "encoded", 0) - before[0],
+                                         getattr(model, "reused", 0) - before[1], reason))
             if on_step:
                 on_step("done", cand.label, name)
     if any(isinstance(e, dict) and e.get("score") == "chunk" for e in cfg.experiments):
         records += run_chunk_level(cfg, tasks, force=force, show_progress=show_progress, on_step=on_step)
     return records
+
+
+def _skipped(results_dir: Path, cand: Candidate, task: Any,
+             on_step: Callable[[str, str, str], None] | None) -> RunRecord:
+    name = task.metadata.name
+    record = RunRecord(cand.name, cand.label, name, "skipped", 0.0,
+                       read_scores(results_dir, cand, name, task.eval_splits[0]))
+    if on_step:
+        on_step("skip", cand.label, name)
+    return record
 
 
 def run_chunk_level(cfg: BenchmarkConfig, tasks: list[Any] | None = None, **run_kwargs: Any) -> list[RunRecord]:

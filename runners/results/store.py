@@ -4,23 +4,83 @@ Layout under a results folder (`results/` by default):
   results/<org__model>/<revision>/<Task>.json, model_meta.json  -- mteb's ResultCache layout, untouched
   private-mteb/runs/<org__model>/<revision>/<Task>/<dataset_revision>/per_query_<split>.json
   private-mteb/runs/.../rankings_<split>.json.gz                 -- top-k per query (doc ids + scores)
-  private-mteb/candidates.json                                    -- display names, public names
+  private-mteb/runs/.../identity.json                             -- run fingerprint + digests of the files it vouches for
+  private-mteb/candidates.json                                    -- display names, public names (a derived index)
   private-mteb/embeddings/...                                     -- embedding cache
+  private-mteb/locks/, private-mteb/.staging/                     -- flock files, in-flight mteb output
 mteb's loaders only read `results/`, so the sidecars never confuse them.
+
+Environment faults (disk full, no permission, read-only file system, corrupt state file) raise
+`EnvironmentFault`: one line naming the path and what to do, exit code 2 in the CLI.
 """
 
 from __future__ import annotations
 
+import errno
 import gzip
+import hashlib
 import json
+import logging
 import os
+import re
+import shutil
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from custom_tasks.errors import CollectionError
+
+from .locks import FileLock
+
 SIDE = "private-mteb"
+logger = logging.getLogger(__name__)
+
+#: OSError numbers that are the environment's fault (not a bug): told as one line, exit 2
+_ENV_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS}
+#: temp files carry their writer's pid: `.<name>.<pid>-<random>.tmp`
+_TMP_PID = re.compile(r"\.(\d+)-[A-Za-z0-9_]+\.tmp$")
+#: a temp file without a pid in its name (older versions) is stale after this long
+_TMP_MAX_AGE_S = 600.0
+
+
+class EnvironmentFault(CollectionError):
+    """Disk full, permission denied, read-only or corrupt state: the path and what to do, in one line."""
+
+
+def environment_fault(err: OSError, path: Path | str | None = None) -> EnvironmentFault | None:
+    """The one-line fault for an OSError the user can fix (None for any other error)."""
+    if err.errno not in _ENV_ERRNOS:
+        return None
+    where = err.filename or path
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        todo = "the disk is full: free space (or set results_dir/cache_dir elsewhere), then re-run; nothing complete was lost"
+    elif err.errno == errno.EROFS:
+        todo = "the file system is read-only: point results_dir/cache_dir at a writable folder, then re-run"
+    else:
+        todo = "permission denied: make the folder writable (or set results_dir/cache_dir elsewhere), then re-run"
+    return EnvironmentFault(where, todo)
+
+
+@contextmanager
+def env_faults(path: Path | str | None = None) -> Iterator[None]:
+    """Turn disk-full / permission OSErrors raised inside into `EnvironmentFault`."""
+    try:
+        yield
+    except OSError as e:
+        fault = environment_fault(e, path)
+        if fault is None:
+            raise
+        raise fault from None
+
+
+def tmp_path_for(path: Path) -> Path:
+    """A temp name next to `path` that says who writes it (so a later run can tell a leftover)."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(6).hex()}.tmp")
 
 
 def model_dir_name(model_name: str) -> str:
@@ -38,18 +98,19 @@ def run_dir(results_dir: Path, model_name: str, revision: str, task_name: str, d
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write to a temp file in the same folder, fsync, rename: readers see old or new, never half."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with env_faults(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
 
 
 def atomic_write_json(path: Path, obj: Any, compress: bool = False) -> None:
@@ -73,16 +134,146 @@ def existing_dataset_revision(path: Path) -> str | None:
         return None
 
 
+def candidates_path(results_dir: Path) -> Path:
+    return Path(results_dir) / SIDE / "candidates.json"
+
+
 def save_candidate(results_dir: Path, model_name: str, info: dict[str, Any]) -> None:
-    path = Path(results_dir) / SIDE / "candidates.json"
-    data = read_json(path) if path.exists() else {}
-    data[model_name] = {**data.get(model_name, {}), **info}
+    """Record a candidate's label/revision/public name; writes only on change (a read-only complete folder works).
+
+    candidates.json is an index derived from benchmark configs: a corrupt one is set aside
+    (`candidates.json.corrupt`) with a warning and rebuilt, instead of stopping the run.
+    """
+    path = candidates_path(results_dir)
+    try:
+        data = _read_candidates(path)
+    except EnvironmentFault as fault:
+        logger.warning("%s; rebuilding it (the old file is kept as %s.corrupt)", fault, path.name)
+        with env_faults(path):
+            os.replace(path, path.with_name(path.name + ".corrupt"))
+        data = {}
+    merged = {**data.get(model_name, {}), **info}
+    if data.get(model_name) == merged:
+        return
+    data[model_name] = merged
     atomic_write_json(path, data)
 
 
+def _read_candidates(path: Path) -> dict[str, dict[str, Any]]:
+    if not path.exists():
+        return {}
+    try:
+        data = read_json(path)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise EnvironmentFault(path, f"corrupt ({type(e).__name__}): delete it and re-run `private-mteb run` "
+                                     "to rebuild it (it only holds labels and public names)") from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise EnvironmentFault(path, "corrupt (not a mapping of model name -> info): delete it and re-run "
+                                     "`private-mteb run` to rebuild it")
+    return data
+
+
 def load_candidates(results_dir: Path) -> dict[str, dict[str, Any]]:
-    path = Path(results_dir) / SIDE / "candidates.json"
-    return read_json(path) if path.exists() else {}
+    """Labels, revisions and public names of the candidates run into this folder ({} if none)."""
+    return _read_candidates(candidates_path(results_dir))
+
+
+# ---------------------------------------------------------------- run identity on disk
+def identity_path(run_folder: Path) -> Path:
+    return Path(run_folder) / "identity.json"
+
+
+def read_identity(run_folder: Path) -> dict[str, Any] | None:
+    """The identity record of a run folder (None if absent or unreadable: then the run is not complete)."""
+    try:
+        data = read_json(identity_path(run_folder))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def file_digest(path: Path) -> str | None:
+    """sha256 of a file's bytes (None if it cannot be read)."""
+    try:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
+# ---------------------------------------------------------------- leftovers of killed runs
+def staging_root(results_dir: Path) -> Path:
+    return Path(results_dir) / SIDE / ".staging"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _stale_tmp(path: Path, now: float) -> bool:
+    m = _TMP_PID.search(path.name)
+    if m:
+        return not _pid_alive(int(m.group(1)))
+    try:
+        return now - path.stat().st_mtime > _TMP_MAX_AGE_S
+    except OSError:
+        return False
+
+
+def clean_leftovers(results_dir: Path, *extra_roots: Path) -> int:
+    """Remove staging folders and temp files of runs that are no longer alive; returns how many.
+
+    A staging folder is live while its `<name>.lock` is held (flock dies with the process); a temp
+    file while the pid in its name is alive. Best effort: a read-only folder is left as it is.
+    """
+    removed = 0
+    stage = staging_root(results_dir)
+    if stage.is_dir():
+        for entry in sorted(stage.iterdir()):
+            if entry.suffix == ".lock" and entry.with_suffix("").is_dir():
+                continue  # handled with its folder
+            lock_path = entry if entry.suffix == ".lock" else entry.with_name(entry.name + ".lock")
+            try:
+                lock = FileLock(lock_path, blocking=False)
+                if not lock.acquire():
+                    continue
+            except OSError:
+                continue
+            try:
+                if entry.is_dir():
+                    shutil.rmtree(entry, ignore_errors=True)
+                lock_path.unlink(missing_ok=True)
+                removed += 1
+            except OSError:
+                pass
+            finally:
+                lock.release()
+    now = time.time()
+    roots = [Path(results_dir) / "results", Path(results_dir) / SIDE, *extra_roots]
+    seen: set[Path] = set()
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for tmp in root.rglob("*.tmp"):
+            if tmp in seen or stage in tmp.parents:
+                continue
+            seen.add(tmp)
+            if tmp.is_file() and _stale_tmp(tmp, now):
+                try:
+                    tmp.unlink()
+                    removed += 1
+                except OSError:
+                    pass
+    return removed
 
 
 def find_run(results_dir: Path, model_name: str, task_name: str, revision: str | None = None) -> Path | None:

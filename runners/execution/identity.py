@@ -1,0 +1,140 @@
+"""Run identity: a fingerprint of everything that can change a stored number.
+
+A stored result is reused only when its fingerprint equals the one the current config gives, so no
+change of data, task settings, encode settings, local weights or experiment parameters ever returns a
+stale score. The fingerprint hashes:
+
+* task: the dataset revision (content hash of the collection), the TaskConfig's
+  `settings_fingerprint()` when the task has one, and eval splits, main score, k-values, prompts and
+  `ignore_identical_ids` as mteb sees them;
+* candidate: results name, revision, kind, max_seq_length, model_kwargs, factory + factory_kwargs,
+  trust_remote_code, experiment parameters (and the base model's identity for experiments), and for a
+  local model the content hash of its files (weights, config, tokenizer);
+* output: keep_top_k (the stored rankings).
+
+Hashing a local model folder reads every byte once; the digest of each file is remembered by
+(path, size, mtime) in `<cache_dir>/weights-fingerprints.json`, so an unchanged model costs a few
+`stat` calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..results.store import atomic_write_json, file_digest, read_json
+
+IDENTITY_VERSION = 1
+MEMO_FILE = "weights-fingerprints.json"
+#: files of a model folder that never change an embedding
+_SKIP_NAMES = {"README.md", "LICENSE", ".gitattributes"}
+_MEMO: dict[str, str] = {}  # "path|size|mtime_ns" -> sha256, process-wide
+
+
+def canonical_hash(obj: Any, length: int = 16) -> str:
+    data = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode()).hexdigest()[:length]
+
+
+def spec_weight_paths(path: str | None, factory_kwargs: dict[str, Any] | None = None) -> tuple[str, ...]:
+    """Local files that define a model: its `path:` and any factory kwarg naming an existing file/folder."""
+    out = [path] if path else []
+    for value in (factory_kwargs or {}).values():
+        if isinstance(value, str) and value and os.path.exists(value) and value not in out:
+            out.append(value)
+    return tuple(out)
+
+
+def _files(root: Path) -> Iterable[Path]:
+    if root.is_file():
+        yield root
+        return
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if not name.startswith(".") and name not in _SKIP_NAMES and not name.endswith((".lock", ".tmp")):
+                yield Path(dirpath) / name
+
+
+def weights_fingerprint(paths: Sequence[str], memo_dir: Path | None = None) -> str | None:
+    """Content hash of local model files (None when there are none); unchanged files are not re-read."""
+    if not paths:
+        return None
+    memo_path = Path(memo_dir) / MEMO_FILE if memo_dir else None
+    disk: dict[str, str] = {}
+    if memo_path is not None and memo_path.exists():
+        try:
+            loaded = read_json(memo_path)
+            disk = loaded if isinstance(loaded, dict) else {}
+        except (OSError, ValueError):
+            disk = {}
+    new = False
+    parts = []
+    for p in paths:
+        root = Path(p).resolve()
+        if not root.exists():
+            parts.append([str(p), "missing"])
+            continue
+        for f in _files(root):
+            st = f.stat()
+            key = f"{f}|{st.st_size}|{st.st_mtime_ns}"
+            digest = _MEMO.get(key) or disk.get(key)
+            if digest is None:
+                digest = file_digest(f) or "unreadable"
+                new = True
+            _MEMO[key] = digest
+            disk[key] = digest
+            rel = f.name if root.is_file() else f.relative_to(root).as_posix()
+            parts.append([rel, digest])
+    if new and memo_path is not None:
+        try:  # a memo only: a read-only cache folder just means hashing again next time
+            atomic_write_json(memo_path, disk)
+        except Exception:
+            pass
+    return canonical_hash(parts, 32)
+
+
+def task_identity(task: Any) -> dict[str, Any]:
+    """Everything about a task that changes its scores for a given model."""
+    meta = task.metadata
+    cfg = getattr(task, "task_config", None)
+    settings = getattr(cfg, "settings_fingerprint", None)
+    return {
+        "name": meta.name,
+        "dataset_revision": str(meta.dataset.get("revision")),
+        "settings": settings() if callable(settings) else None,
+        "splits": list(task.eval_splits),
+        "main_score": meta.main_score,
+        "k_values": list(getattr(task, "k_values", []) or []),
+        "prompt": meta.prompt,
+        "ignore_identical_ids": bool(getattr(task, "ignore_identical_ids", False)),
+    }
+
+
+def resolved_identity(cand: Any, memo_dir: Path | None = None) -> dict[str, Any]:
+    """The candidate's static identity plus the content hash of its local files."""
+    return {**cand.identity, "weights": weights_fingerprint(cand.weight_paths, memo_dir)}
+
+
+def run_identity(cand: Any, task: Any, keep_top_k: int, memo_dir: Path | None = None) -> dict[str, Any]:
+    """The full identity record of (candidate, task); its `fingerprint` decides whether a result is reusable."""
+    body = {"v": IDENTITY_VERSION, "task": task_identity(task), "candidate": resolved_identity(cand, memo_dir),
+            "keep_top_k": keep_top_k}
+    return {"fingerprint": canonical_hash(body), **body}
+
+
+def changed_parts(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
+    """Which parts of an identity differ (for a log line saying why a result is re-run)."""
+    if not old:
+        return ["no identity recorded"]
+    out = []
+    for part in ("task", "candidate"):
+        a, b = old.get(part) or {}, new.get(part) or {}
+        out += [f"{part}.{k}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    if old.get("keep_top_k") != new.get("keep_top_k"):
+        out.append("keep_top_k")
+    return out or ["fingerprint"]
