@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (AnyUrl, BaseModel, ConfigDict, Field, PastDate, TypeAdapter, ValidationError, ValidationInfo,
+                      field_validator)
 
 from .errors import ConfigError
+from .mteb_names import DEFAULT_K_VALUES, DOMAINS, LICENSES, closest, closest_score_name, retrieval_score_names
 
 #: Where task YAML files live, relative to the repository root / working directory.
 DEFAULT_TASKS_DIR = Path("configs/tasks")
@@ -25,7 +30,11 @@ ANNOTATIONS = {
 
 
 class TaskConfig(BaseModel):
-    """What a team writes in `configs/tasks/<name>.yaml`."""
+    """What a team writes in `configs/tasks/<name>.yaml`.
+
+    Checked here against what mteb accepts (main_score vs k_values, license, domains, dates, URLs), so
+    `tasks validate` rejects what `run` would otherwise reject late, after encoding the whole corpus.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -35,7 +44,10 @@ class TaskConfig(BaseModel):
     languages: list[str] = ["eng-Latn"]
     domains: list[str] = []
     splits: list[str] = ["test"]
-    main_score: str = "ndcg_at_10"
+    #: cut-offs of every @k metric; None: mteb's default (1, 3, 5, 10, 20, 100, 1000). Before main_score,
+    #: whose validator reads it.
+    k_values: list[int] | None = None
+    main_score: str = Field(default="ndcg_at_10", validate_default=True)  # checked against k_values, too
     license: str = "not specified"
     labels: str = "human"
     reference: str | None = None
@@ -50,7 +62,82 @@ class TaskConfig(BaseModel):
     def _prompt_keys(cls, v: dict[str, str] | None) -> dict[str, str] | None:
         if v and set(v) - {"query", "document"}:
             raise ValueError(f"prompts keys must be 'query' and/or 'document', got {sorted(v)}")
+        for key, prompt in (v or {}).items():
+            if not prompt.strip():
+                raise ValueError(f"prompts.{key} is empty: write the instruction or remove the key")
         return v
+
+    @field_validator("splits")
+    @classmethod
+    def _splits(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("splits is empty: list at least one split to evaluate, e.g. [test]")
+        if any(not s.strip() for s in v):
+            raise ValueError(f"splits {v} contains an empty name")
+        if len(set(v)) != len(v):
+            raise ValueError(f"splits {v} lists a split twice")
+        return v
+
+    @field_validator("k_values")
+    @classmethod
+    def _k_values(cls, v: list[int] | None) -> list[int] | None:
+        if v is None:
+            return v
+        if any(k < 1 for k in v) or len(set(v)) != len(v):
+            raise ValueError(f"k_values {v} must be distinct whole numbers >= 1")
+        if 1 not in v:
+            raise ValueError(f"k_values {v} must include 1: mteb always reports accuracy (= recall_at_1) and "
+                             "fails after encoding everything without it")
+        return sorted(v)
+
+    @field_validator("main_score")
+    @classmethod
+    def _main_score(cls, v: str, info: ValidationInfo) -> str:
+        if "k_values" not in info.data:  # k_values itself is invalid: that error is reported
+            return v
+        k_values = info.data["k_values"] or DEFAULT_K_VALUES
+        if v not in retrieval_score_names(k_values):
+            raise ValueError(f"main_score '{v}' is not a score mteb reports for k_values {list(k_values)} "
+                             f"(closest: '{closest_score_name(v, k_values)}'; valid: ndcg/map/recall/precision/"
+                             "mrr/hit_rate_at_<k>, accuracy, nauc_<metric>_at_<k>_<max|std|diff1>)")
+        return v
+
+    @field_validator("license")
+    @classmethod
+    def _license(cls, v: str) -> str:
+        if v not in LICENSES and not _is_url(v):
+            near = closest(v, LICENSES, cutoff=0.6)
+            raise ValueError(f"license '{v}' is not one mteb accepts: use an id such as cc-by-4.0 or apache-2.0, "
+                             f"a URL, or 'not specified'" + (f" (closest: '{near}')" if near else ""))
+        return v
+
+    @field_validator("domains")
+    @classmethod
+    def _domains(cls, v: list[str]) -> list[str]:
+        for d in v:
+            if d not in DOMAINS:
+                raise ValueError(f"domains: '{d}' is not an mteb domain (closest: '{closest(d, DOMAINS)}')")
+        return v
+
+    @field_validator("reference")
+    @classmethod
+    def _reference(cls, v: str | None) -> str | None:
+        if v is not None and not _is_url(v):
+            raise ValueError(f"reference '{v}' is not a URL (mteb wants e.g. https://wiki.example.com/kb)")
+        return v
+
+    @field_validator("date", mode="before")
+    @classmethod
+    def _date(cls, v: Any) -> Any:
+        if not isinstance(v, (list, tuple)):
+            return v  # pydantic reports the shape
+        out = [d.isoformat() if isinstance(d, dt.date) else d for d in v]  # unquoted YAML dates
+        for d in out:
+            try:
+                TypeAdapter(PastDate).validate_python(d)
+            except ValidationError:
+                raise ValueError(f"date '{d}' is not a date in the past as YYYY-MM-DD (mteb rejects it)") from None
+        return out
 
     @field_validator("labels")
     @classmethod
@@ -58,6 +145,31 @@ class TaskConfig(BaseModel):
         if v not in ANNOTATIONS and v not in ANNOTATIONS.values():
             raise ValueError(f"labels must be one of {sorted(ANNOTATIONS)}, got {v!r}")
         return v
+
+    @property
+    def effective_k_values(self) -> tuple[int, ...]:
+        """The k-values mteb scores at: the YAML's ``k_values`` or mteb's default."""
+        return tuple(self.k_values) if self.k_values is not None else DEFAULT_K_VALUES
+
+    def settings_fingerprint(self) -> str:
+        """Short hash of the settings that change a score without changing the data.
+
+        The dataset revision (the collection's content hash) says the data is the same; it does not see
+        ``splits``, ``main_score``, ``k_values``, ``prompts`` or ``ignore_identical_ids``, each of which changes
+        what mteb reports for the same data. A stored result may be reused only when this matches too.
+        Order-free settings are sorted, so reordering YAML lists or keys does not change the hash; naming
+        mteb's default k-values explicitly does not either. Metadata (description, license, ...) is left out.
+        """
+        settings = {
+            "v": 1,
+            "splits": sorted(self.splits),
+            "main_score": self.main_score,
+            "k_values": sorted(self.effective_k_values),
+            "prompts": dict(sorted((self.prompts or {}).items())),
+            "ignore_identical_ids": self.ignore_identical_ids,
+        }
+        canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
     @property
     def base_dir(self) -> Path:
@@ -94,6 +206,15 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+def _is_url(value: str) -> bool:
+    """mteb's StrURL test (pydantic AnyUrl)."""
+    try:
+        TypeAdapter(AnyUrl).validate_python(value)
+    except ValidationError:
+        return False
+    return True
+
+
 def _pydantic_message(e: ValidationError) -> str:
     err = e.errors()[0]
     loc = ".".join(str(p) for p in err["loc"]) or "<root>"
@@ -101,7 +222,11 @@ def _pydantic_message(e: ValidationError) -> str:
         return f"unknown key '{loc}'"
     if err["type"] == "missing":
         return f"missing key '{loc}'"
-    return f"{loc}: {err['msg']}"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    field = loc.split(".")[0]
+    if err["type"] == "value_error" and msg.startswith((field + " ", field + ":", field + ".")):
+        return msg  # our own validators name the key already
+    return f"{loc}: {msg}"
 
 
 def tasks_dir() -> Path:

@@ -191,6 +191,7 @@ def task_class(cfg: TaskConfig, collection: Collection | None = None) -> type[Pr
         "collection": collection,
         "task_config": cfg,
         "ignore_identical_ids": cfg.ignore_identical_ids,
+        "k_values": cfg.effective_k_values,  # validated with main_score in TaskConfig
     }
     return type(_class_name(cfg.name), (PrivateRetrievalTask,), attrs)
 
