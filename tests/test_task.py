@@ -228,3 +228,19 @@ def test_settings_fingerprint_ignores_metadata_order_and_spelt_out_defaults():
     two = base.model_copy(update={"splits": ["test", "dev"], "prompts": {"query": "q", "document": "d"}})
     swapped = base.model_copy(update={"splits": ["dev", "test"], "prompts": {"document": "d", "query": "q"}})
     assert two.settings_fingerprint() == swapped.settings_fingerprint()
+
+
+def test_title_only_documents_reach_mteb_and_are_scored(tiny_copy, tmp_path):
+    """A title-only document is kept (with a warning) and mteb embeds and ranks it like any other."""
+    corpus = tiny_copy.parent / "kb_tiny" / "corpus.jsonl"
+    lines = corpus.read_text().splitlines()
+    first = json.loads(lines[0])
+    lines[0] = json.dumps({"_id": first["_id"], "title": first["title"]})
+    corpus.write_text("\n".join(lines) + "\n")
+    task = custom_tasks.get_task(tiny_copy)
+    assert task.collection.corpus[first["_id"]]["text"] == ""
+    assert task.collection.warning_counts()["title_only_document"] == 1
+    model = mteb.get_model("mteb/baseline-random-encoder")
+    res = mteb.evaluate(model, task, cache=mteb.ResultCache(tmp_path / "cache"), show_progress_bar=False)
+    assert 0.0 <= res.task_results[0].scores["test"][0]["ndcg_at_10"] <= 1.0
+    assert all(first["_id"] in docs for docs in task.rankings[("test", "default")].values())
