@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .collection import Collection
 from .errors import ConfigError
+from .readers import get_reader
 
 FORMATS = ("beir", "trec", "tables", "evalset")
 
@@ -149,7 +150,5 @@ def load_collection(source: dict, base_dir: Path, name: str) -> Collection:
     ``source`` is the YAML's ``source:`` mapping; relative paths resolve against ``base_dir`` (the YAML's
     folder). Raises CollectionError (one line: file, line/row, problem) on bad input.
     """
-    from .readers import get_reader  # late import: the readers import the models above
-
     cfg = parse_source(source, name)
     return get_reader(cfg.format)(cfg, Path(base_dir), name)

@@ -11,12 +11,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic import ValidationError
+
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.task_metadata import TaskMetadata
 
 from .collection import Collection
-from .config import TaskConfig, find_task_configs, resolve_task_config
+from .config import TaskConfig, _pydantic_message, find_task_configs, resolve_task_config
+from .errors import ConfigError
 from .mteb_private import mrr, registry_module, tasks_registry
+from .sources import load_collection
 
 #: Metric prefixes (as in mteb's TaskResult JSON) we keep per query, mapped to pytrec_eval's names.
 _PYTREC_NAMES = {"ndcg_at": "ndcg_cut", "map_at": "map_cut", "recall_at": "recall", "precision_at": "P", "hit_rate_at": "success"}
@@ -129,11 +133,6 @@ def collection_to_split_data(collection: Collection, splits: Sequence[str]) -> d
 
 def build_metadata(cfg: TaskConfig, revision: str) -> TaskMetadata:
     """mteb's TaskMetadata; its validation errors (license, domains, languages) become one line."""
-    from pydantic import ValidationError
-
-    from .config import _pydantic_message
-    from .errors import ConfigError
-
     try:
         return _metadata(cfg, revision)
     except ValidationError as e:
@@ -170,15 +169,11 @@ def _metadata(cfg: TaskConfig, revision: str) -> TaskMetadata:
 
 
 def _load_collection(cfg: TaskConfig | None) -> Collection:
-    from .sources import load_collection
-
     if cfg is None:
         raise RuntimeError("task has neither a collection nor a config")
     collection = load_collection(cfg.source, cfg.base_dir, cfg.name)
     missing = [s for s in cfg.splits if s not in collection.qrels]
     if missing:
-        from .errors import ConfigError
-
         raise ConfigError(cfg.path, f"split(s) {missing} listed in 'splits' have no labels (found: {collection.splits})")
     return collection
 

@@ -1,0 +1,161 @@
+"""The house rules of runners/ and custom_tasks/, checked on the source (issue #10).
+
+* layers: data flows files -> custom_tasks -> config/results -> search -> execution; analysis
+  reads stored results only and never imports the execution layer (or search);
+* no import cycles between modules (module-level imports);
+* analysis commands and `--help` start without torch / transformers / sentence-transformers / mteb.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, TINY_YAML, write_benchmark
+
+PACKAGES = ("custom_tasks", "runners")
+HEAVY = ("torch", "transformers", "sentence_transformers", "mteb")
+
+#: layer -> layers it must never import (any import, module-level or inside a function)
+FORBIDDEN = {
+    "custom_tasks": {"runners"},
+    "runners.config": {"runners.results", "runners.execution", "runners.analysis", "runners.cli"},
+    "runners.results": {"runners.config", "runners.search", "runners.execution", "runners.analysis", "runners.cli"},
+    "runners.search": {"runners.execution", "runners.analysis", "runners.cli"},
+    "runners.execution": {"runners.analysis", "runners.cli"},
+    "runners.analysis": {"runners.execution", "runners.search.ann", "runners.search.hybrid", "runners.cli"},
+}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for path in (REPO / pkg).rglob("*.py"):
+            parts = list(path.relative_to(REPO).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
+    return out
+
+
+def _imports(module: str, path: Path, top_level_only: bool) -> set[str]:
+    """Absolute names of what a module imports (first-party only)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_pkg = path.name == "__init__.py"
+    base = module.split(".") if is_pkg else module.split(".")[:-1]
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                target = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.add(target)
+            found |= {f"{target}.{a.name}" for a in node.names}
+    return {f for f in found if f.split(".")[0] in PACKAGES}
+
+
+def _layer(module: str) -> str | None:
+    for layer in sorted(FORBIDDEN, key=len, reverse=True):
+        if module == layer or module.startswith(layer + "."):
+            return layer
+    return None
+
+
+def test_layers_import_only_what_comes_before_them() -> None:
+    mods = _modules()
+    bad = []
+    for name, path in mods.items():
+        layer = _layer(name)
+        if layer is None:
+            continue
+        for imp in _imports(name, path, top_level_only=False):
+            if any(imp == f or imp.startswith(f + ".") for f in FORBIDDEN[layer]):
+                bad.append(f"{name} imports {imp}")
+    assert not bad, "layer violations:\n" + "\n".join(sorted(bad))
+
+
+def test_no_import_cycles_between_modules() -> None:
+    mods = _modules()
+    graph = {n: {i for i in _imports(n, p, top_level_only=True) if i in mods and i != n} for n, p in mods.items()}
+    # a package's __init__ importing its own submodules is how re-exports work, not a cycle
+    graph = {n: {i for i in deps if not i.startswith(n + ".")} for n, deps in graph.items()}
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(n: str, stack: list[str]) -> None:
+        state[n] = 1
+        for m in graph[n]:
+            if state.get(m) == 1:
+                cycles.append(stack[stack.index(m):] + [m])
+            elif m not in state:
+                visit(m, stack + [m])
+        state[n] = 2
+
+    for n in graph:
+        if n not in state:
+            visit(n, [n])
+    assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_layer_checker_sees_a_violation(tmp_path: Path) -> None:
+    """The checker itself must be able to fail: a function-level execution import from analysis."""
+    src = tmp_path / "fake.py"
+    src.write_text("def f():\n    from ..execution.run import run_benchmark\n")
+    assert "runners.execution.run" in _imports("runners.analysis.fake", src, top_level_only=False)
+
+
+def _heavy_modules_after(code: str) -> list[str]:
+    probe = code + f"\nimport sys, json\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_analysis_layer_imports_no_model_library() -> None:
+    code = ("import runners, custom_tasks\n"
+            "import runners.cli, runners.analysis.stats_report, runners.analysis.gate, runners.analysis.per_query\n"
+            "import runners.analysis.experiments, runners.config.experiments, custom_tasks.stats\n"
+            "custom_tasks.find_task_configs(); runners.stats_report")
+    assert _heavy_modules_after(code) == []
+
+
+def test_the_probe_can_see_torch() -> None:
+    assert "mteb" in _heavy_modules_after("import runners.execution.run, mteb")
+
+
+@pytest.fixture(scope="module")
+def bm25_results(tmp_path_factory) -> Path:
+    """Real stored results (BM25 twice under two labels) for the analysis commands to read."""
+    from runners.config.benchmark import BenchmarkConfig
+    from runners.execution.run import run_benchmark
+
+    tmp = tmp_path_factory.mktemp("layout")
+    cfg_path = write_benchmark(tmp, [str(TINY_YAML)], models=[{"name": "bm25"}])
+    run_benchmark(BenchmarkConfig.from_file(cfg_path), show_progress=False)
+    return cfg_path
+
+
+@pytest.mark.parametrize("argv", [
+    ["--help"],
+    ["tasks", "list"],
+    ["tasks", "stats", str(TINY_YAML)],
+    ["stats", "-c", "{cfg}", "--resamples", "200"],
+    ["check", "--baseline", "{results}", "--candidate", "{results}", "--resamples", "200"],
+])
+def test_fast_commands_do_not_import_torch(argv: list[str], bm25_results: Path) -> None:
+    results = str(bm25_results.parent / "results")
+    args = [a.format(cfg=bm25_results, results=results) for a in argv]
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom runners.cli import app\n"
+            f"r = CliRunner().invoke(app, {args!r})\n"
+            "sys.stderr.write(str(r.exit_code) + r.output[-500:])")
+    heavy = _heavy_modules_after(code)
+    assert heavy == [], f"{argv}: imported {heavy}"
