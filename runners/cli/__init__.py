@@ -9,7 +9,10 @@ from __future__ import annotations
 import typer
 
 from . import analysis, run, tasks
+from . import export as export_cmds
+from . import inspect as inspect_cmds
 from .compare import compare
+from .init import init_cmd
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Score embedding models on your own documents with MTEB's metrics.")
@@ -19,6 +22,9 @@ app.command("stats")(analysis.stats_cmd)
 app.command("check")(analysis.check_cmd)
 app.command("experiments")(analysis.experiments_cmd)
 app.command("compare")(compare)
+app.add_typer(inspect_cmds.app, name="inspect")
+app.add_typer(export_cmds.app, name="export")
+app.command("init")(init_cmd)
 
 
 def main() -> None:

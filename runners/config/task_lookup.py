@@ -1,16 +1,18 @@
 """Which task YAML a benchmark's task entry means, wherever the command is run from.
 
 A benchmark lists tasks by name (looked up in a ``configs/tasks`` folder) or by YAML path. Commands that
-read a collection live (inspect, export, init) must find it from any working directory, so a name that the
-current folder does not know is also looked up in the ``configs/tasks`` of the folders above the
-benchmark file, and a relative path is also tried next to the benchmark file.
+read a collection live (inspect, export, init) must find it from any working directory, so a name is
+looked up first in the ``configs/tasks`` of the benchmark file's folder and those above it (like git
+finds ``.git``; ``PRIVATE_MTEB_TASKS_DIR`` overrides), then in the current folder's; a relative path is
+tried next to the benchmark file, then from the current folder.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from custom_tasks.config import TaskConfig, find_task_configs, resolve_task_config
+from custom_tasks.config import TASKS_DIR_ENV, TaskConfig, find_task_configs, resolve_task_config
 from custom_tasks.errors import ConfigError
 
 from .benchmark import BenchmarkConfig
@@ -24,15 +26,6 @@ def _project_task_dirs(start: Path) -> list[Path]:
     return [d / "configs" / "tasks" for d in [start, *start.parents] if (d / "configs" / "tasks").is_dir()]
 
 
-def is_private(entry: str, bench: BenchmarkConfig | None = None) -> bool:
-    """True when the entry names a private task YAML (by path or name) that can be found."""
-    try:
-        task_config_for(entry, bench)
-    except ConfigError:
-        return False
-    return True
-
-
 def task_config_for(entry: str, bench: BenchmarkConfig | None = None) -> TaskConfig:
     """The TaskConfig a benchmark task entry (name or YAML path) refers to.
 
@@ -41,26 +34,25 @@ def task_config_for(entry: str, bench: BenchmarkConfig | None = None) -> TaskCon
     path = Path(entry)
     here = bench.path.resolve().parent if bench is not None and bench.path is not None else None
     if path.suffix in _YAML:
-        candidates = [path] if path.is_absolute() else [path, *([here / path] if here else [])]
+        candidates = [path] if path.is_absolute() or here is None else [here / path, path]
         for p in candidates:
             if p.is_file():
                 return TaskConfig.from_file(p)
         raise ConfigError(bench.path if bench is not None and bench.path else path, f"task file '{entry}' not found")
     if path.is_file():
         return TaskConfig.from_file(path)
-    try:
-        return resolve_task_config(entry)
-    except ConfigError as first:
-        if here is None:
-            raise
-        known: list[str] = []
+    known: list[str] = []
+    if here is not None and TASKS_DIR_ENV not in os.environ:  # the benchmark's own project first
         for folder in _project_task_dirs(here):
             configs = find_task_configs(folder)
             if entry in configs:
                 return TaskConfig.from_file(configs[entry])
             known += [k for k in configs if k not in known]
+    try:
+        return resolve_task_config(entry)
+    except ConfigError:
         if not known:
-            raise first from None
+            raise
         raise ConfigError(bench.path, f"no private task named '{entry}' (known: {', '.join(known)})") from None
 
 

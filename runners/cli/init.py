@@ -1,0 +1,43 @@
+"""`private-mteb init DATA_DIR`: a task YAML and a benchmark YAML for a folder of files, validated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.text import Text
+
+from .common import console, friendly_errors, offline_default
+from .inspect import _check_format, print_json
+
+
+@friendly_errors
+def init_cmd(
+    data_dir: Path = typer.Argument(..., help="folder with your corpus and questions (beir, evalset, trec, tables)"),
+    project: Path = typer.Option(Path("."), "--project", help="project folder that gets configs/tasks and "
+                                                              "configs/benchmarks"),
+    name: Optional[str] = typer.Option(None, "--name", help="task name (default: from the folder name)"),
+    stem: Optional[str] = typer.Option(None, "--stem", help="YAML file name without .yaml (default: from the folder)"),
+    force: bool = typer.Option(False, "--force", help="overwrite existing YAML files"),
+    fmt: str = typer.Option("table", "--format", help="table|json: how the summary is printed"),
+) -> None:
+    """Detect the format and columns, write configs/tasks/<name>.yaml and configs/benchmarks/<name>.yaml, validate."""
+    offline_default()
+    _check_format(fmt, ("table", "json"))
+    from ..config.init_project import init_project
+
+    res = init_project(data_dir, project, name, stem, force)
+    if fmt == "json":
+        print_json(res.to_dict())
+        return
+    c = res.counts
+    console.print(Text(f"detected format: {res.format}" + (f" (columns: {', '.join(f'{k}={v}' for k, v in res.columns.items())})"
+                                                            if res.columns else "")))
+    console.print(Text(f"wrote {res.task_yaml}\nwrote {res.benchmark_yaml}"))
+    per_split = ", ".join(f"{s}: {n} queries, {c['labels'][s]} labels" for s, n in c["queries"].items())
+    warn = ", ".join(f"{k} x{n}" for k, n in c["warnings"].items())
+    console.print(Text(f"ok {res.task_name}: {c['documents']} documents; {per_split}" + (f"; warnings: {warn}" if warn else ""),
+                       style="green"))
+    console.print(Text(f"next: review the comments in {res.task_yaml.name}, then "
+                       f"private-mteb run -c {res.benchmark_yaml}"))

@@ -1,0 +1,121 @@
+"""The commented task and benchmark YAML that `private-mteb init` writes.
+
+Comments say what each key means, so the file doubles as documentation the user edits in place. Paths
+are written relative to the YAML file's own folder (the task-YAML rule), so the project can move.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .init_detect import Detected
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+COMMENT_COLUMN = 44
+
+
+def task_name_from(folder: Path) -> str:
+    """``data/my_kb`` -> ``MyKbRetrieval`` (a valid task name: letters first, no spaces)."""
+    words = [w for w in re.split(r"[^A-Za-z0-9]+", folder.name) if w]
+    name = "".join(w[:1].upper() + w[1:] for w in words) or "My"
+    if not name[0].isalpha():
+        name = "Task" + name
+    return name if name.endswith("Retrieval") else name + "Retrieval"
+
+
+def file_stem_from(folder: Path) -> str:
+    """``data/My KB`` -> ``my-kb``."""
+    return re.sub(r"[^a-z0-9]+", "-", folder.name.lower()).strip("-") or "my-task"
+
+
+def scalar(value: Any) -> str:
+    """A YAML scalar or flow list; plain when that reads back unchanged, JSON-quoted otherwise."""
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(scalar(v) for v in value) + "]"
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_./@+\-][A-Za-z0-9_./@+\- ]*", value) \
+            and value == value.strip():
+        try:
+            if yaml.safe_load(value) == value:
+                return value
+        except yaml.YAMLError:
+            pass
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _line(indent: int, key: str, value: Any | None, comment: str | None = None) -> str:
+    text = " " * indent + (f"{key}:" if value is None else f"{key}: {scalar(value)}")
+    if comment:
+        text = text.ljust(COMMENT_COLUMN) + f"  # {comment}"
+    return text + "\n"
+
+
+def _rel(path: Path, yaml_dir: Path, root: Path | None = None) -> str:
+    """Relative to the YAML's folder; absolute for data outside the project (a relative path would break
+    as soon as the project moves)."""
+    path = Path(path).resolve()
+    if root is not None and not path.is_relative_to(Path(root).resolve()):
+        return path.as_posix()
+    return Path(os.path.relpath(path, yaml_dir.resolve())).as_posix()
+
+
+def render_task_yaml(det: Detected, name: str, yaml_path: Path, data_dir: Path, root: Path | None = None) -> str:
+    """The task YAML text for what detection found (paths relative to ``yaml_path``'s folder)."""
+    here = yaml_path.parent
+    out = [f"# Task config written by `private-mteb init` from {_rel(data_dir, here, root)}.\n",
+           f"# Review the detected keys, then: private-mteb tasks validate configs/tasks/{yaml_path.name}\n",
+           "# Paths are relative to this file's folder (absolute for data outside the project).\n",
+           _line(0, "name", name, "the task name used in benchmarks, results and tables"),
+           _line(0, "description", f"Retrieval on the {data_dir.name} collection (written by init: describe it).",
+                 "one sentence: what the documents and questions are"),
+           _line(0, "source", None, "where the collection is and how to read it")]
+    for key, value in det.source.items():
+        note = det.notes.get(key)
+        if isinstance(value, Path):
+            out.append(_line(2, key, _rel(value, here, root), note))
+        elif isinstance(value, dict):
+            out.append(_line(2, key, None, note))
+            for sub, v in value.items():
+                out.append(_line(4, sub, _rel(v, here, root) if isinstance(v, Path) else v,
+                                 _COLUMN_NOTES.get(sub) if key == "columns" else None))
+        else:
+            out.append(_line(2, key, value, note))
+    out += [_line(0, "languages", ["eng-Latn"], "language-script codes of the texts, e.g. deu-Latn"),
+            _line(0, "splits", det.splits, "the labelled split(s) to evaluate"),
+            _line(0, "main_score", "ndcg_at_10", "the headline metric (mteb's retrieval default)"),
+            _line(0, "license", "not specified", "an id such as cc-by-4.0, a URL, or 'not specified'"),
+            _line(0, "labels", "human", "who judged relevance: human | expert | llm | llm-reviewed | derived"),
+            "# prompts: {query: \"Given a question, retrieve the page that answers it\"}   # optional instruction\n"]
+    return "".join(out)
+
+
+_COLUMN_NOTES = {
+    "doc_id": "document id column", "title": "document title column (optional)", "text": "document text column",
+    "query_id": "question id column", "query": "question text column",
+    "relevant": "relevant document ids, e.g. 'doc12:2; doc7:1; doc9'",
+    "qrels_query_id": "labels table: question id column", "qrels_doc_id": "labels table: document id column",
+    "grade": "labels table: grade column (2 = answers it, 1 = partly, 0 = not relevant)",
+}
+
+
+def render_benchmark_yaml(stem: str, task_name: str, task_yaml: Path) -> str:
+    """A benchmark pitting a small dense model against BM25 on the new task."""
+    return "".join([
+        f"# Benchmark written by `private-mteb init`: a dense model vs BM25 on {task_name}.\n",
+        f"# Run it with: private-mteb run -c configs/benchmarks/{stem}.yaml\n",
+        _line(0, "name", stem, "shown in progress and reports"),
+        _line(0, "description", f"all-MiniLM-L6-v2 vs BM25 on {task_name}.", "what this comparison is for"),
+        _line(0, "tasks", None, "task names from configs/tasks/ (or paths to task YAML files)"),
+        f"  - {scalar(task_name)}".ljust(COMMENT_COLUMN) + f"  # {Path('configs/tasks') / task_yaml.name}\n",
+        _line(0, "models", None, "the candidates; add your own (see README: Models in a benchmark config)"),
+        f"  - name: {MINILM}".ljust(COMMENT_COLUMN) + "  # small dense model, runs on a CPU, installed offline\n",
+        "    label: all-MiniLM-L6-v2\n",
+        "  - name: bm25".ljust(COMMENT_COLUMN) + "  # mteb's BM25 baseline: the bar a dense model must beat\n",
+        "    label: BM25\n",
+        _line(0, "results_dir", "results", "where scores, per-query files and rankings go"),
+    ])
