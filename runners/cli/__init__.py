@@ -11,12 +11,14 @@ import typer
 from . import analysis, run, tasks
 from . import export as export_cmds
 from . import inspect as inspect_cmds
+from . import labels as labels_cmds
 from .compare import compare
 from .init import init_cmd
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Score embedding models on your own documents with MTEB's metrics.")
 app.add_typer(tasks.app, name="tasks")
+app.add_typer(labels_cmds.app, name="labels")
 app.command("run")(run.run)
 app.command("stats")(analysis.stats_cmd)
 app.command("check")(analysis.check_cmd)

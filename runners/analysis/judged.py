@@ -1,0 +1,157 @@
+"""judged@k: the share of a candidate's top-k that carries any label, from stored rankings.
+
+Unlabelled documents count as irrelevant, so a model that finds *different* good documents than the
+one the labels were made from is punished. judged@k says how much of a score rests on unlabelled
+documents: a candidate whose judged@10 is clearly below the baseline's is probably underestimated,
+and its top-10 should be pooled and labelled (`private-mteb labels pool`). Reads stored rankings and
+the collection's labels only; no model library is imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from custom_tasks.collection import Collection
+from custom_tasks.sources import load_collection
+
+from ..config.benchmark import BenchmarkConfig
+from ..config.task_lookup import task_config_for
+from ..results.store import find_run, read_json
+from .errors import AnalysisError
+from .per_query import label_of
+
+#: a candidate is "clearly below" the baseline when its mean judged@k is at least this much lower ...
+DEFAULT_MARGIN = 0.10
+#: ... and the 95% bootstrap interval of the paired per-query difference lies below zero
+_RESAMPLES = 2000
+
+
+def ranked_ids(ranking: Mapping[str, float]) -> list[str]:
+    """Document ids best first, ties broken as the stored top-k was cut (score, then id, descending)."""
+    return [d for d, _ in sorted(ranking.items(), key=lambda x: (x[1], x[0]), reverse=True)]
+
+
+def judged_at_k(rankings: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
+                k: int = 10) -> pd.Series:
+    """Per evaluated query (the qrels' queries): labelled share of the top-k (any grade, 0 included).
+
+    The denominator is min(k, documents ranked), so a corpus smaller than k is not a penalty; a query
+    the model did not rank at all is NaN.
+    """
+    if k < 1:
+        raise AnalysisError(f"judged@k: k must be >= 1, got {k}")
+    out: dict[str, float] = {}
+    for qid, labels in qrels.items():
+        top = ranked_ids(rankings.get(qid, {}))[:k]
+        out[qid] = sum(d in labels for d in top) / len(top) if top else float("nan")
+    return pd.Series(out, dtype=float, name=f"judged_at_{k}").sort_index()
+
+
+def stored_rankings(results_dir: Path, model: str, task: str, split: str = "test",
+                    subset: str = "default") -> tuple[dict[str, dict[str, float]], int]:
+    """(query -> {doc: score}, stored depth) of a model's current run; AnalysisError if missing."""
+    folder = find_run(results_dir, model, task)
+    path = folder / f"rankings_{split}.json.gz" if folder is not None else None
+    if path is None or not path.exists():
+        raise AnalysisError(f"no stored rankings for model '{model}' on task '{task}' (split {split}) in "
+                            f"{results_dir}: run `private-mteb run` first")
+    try:
+        data = read_json(path)
+        return data["subsets"][subset], int(data.get("top_k", 100))
+    except (ValueError, KeyError, TypeError) as e:
+        raise AnalysisError(f"{path}: damaged rankings file ({type(e).__name__}): delete {folder} and re-run "
+                            "`private-mteb run`") from None
+
+
+@dataclass
+class JudgedReport:
+    """judged@k of every candidate on one task: the table, per-query values and the warnings."""
+
+    task: str
+    table: pd.DataFrame  # task, candidate, model, k, judged, n_queries
+    per_query: dict[tuple[str, int], pd.Series] = field(default_factory=dict)  # (model, k) -> per query
+    warnings: list[str] = field(default_factory=list)
+
+
+def judged_report(results_dir: Path, task: str, qrels: Mapping[str, Mapping[str, int]], models: Sequence[str],
+                  ks: Iterable[int] = (10,), split: str = "test", baseline: str | None = None,
+                  margin: float = DEFAULT_MARGIN, seed: int = 0) -> JudgedReport:
+    """judged@k for each model (results names) on one task; warns where one is clearly below `baseline`
+    (default: the first model) at k = 10 (or the smallest k asked for)."""
+    ks = sorted(set(ks))
+    rows, per_query = [], {}
+    for model in models:
+        rankings, depth = stored_rankings(results_dir, model, task, split)
+        for k in ks:
+            s = judged_at_k(rankings, qrels, k)
+            per_query[(model, k)] = s
+            rows.append({"task": task, "candidate": label_of(results_dir, model), "model": model, "k": k,
+                         "judged": float(s.mean()), "n_queries": int(s.notna().sum()),
+                         "stored_depth": depth})
+    rep = JudgedReport(task, pd.DataFrame(rows), per_query)
+    if models:
+        base = baseline or models[0]
+        if base not in models:
+            raise AnalysisError(f"--baseline: '{base}' is not among the compared models ({', '.join(models)})")
+        k = 10 if 10 in ks else ks[0]
+        for model in models:
+            if model != base:
+                line = _below_baseline(results_dir, task, per_query[(model, k)], per_query[(base, k)], model,
+                                       base, k, margin, seed)
+                if line:
+                    rep.warnings.append(line)
+    return rep
+
+
+def _below_baseline(results_dir: Path, task: str, cand: pd.Series, base: pd.Series, model: str, base_model: str,
+                    k: int, margin: float, seed: int) -> str | None:
+    """The warning line when `cand` is clearly below `base` (paired over queries), else None."""
+    both = pd.concat([cand, base], axis=1).dropna()
+    if both.empty:
+        return None
+    diff = (both.iloc[:, 0] - both.iloc[:, 1]).to_numpy()
+    mean = float(diff.mean())
+    if mean > -margin:
+        return None
+    rng = np.random.default_rng(seed)
+    boot = diff[rng.integers(0, len(diff), size=(_RESAMPLES, len(diff)))].mean(axis=1)
+    high = float(np.quantile(boot, 0.975))
+    if high >= 0:
+        return None
+    c, b = label_of(results_dir, model), label_of(results_dir, base_model)
+    return (f"{task}: {c} judged@{k} = {both.iloc[:, 0].mean():.2f} vs {b} {both.iloc[:, 1].mean():.2f} "
+            f"({mean:+.2f}, 95% CI upper {high:+.2f}): its score is probably underestimated; pool and label its "
+            f"top-{k} (`private-mteb labels pool -c CONFIG --depth {k}`)")
+
+
+def judged_line(rep: JudgedReport, k: int = 10) -> str:
+    """One line for other commands' output (stats, check, report): `judged@10: A 0.95, B 0.88`."""
+    t = rep.table[rep.table["k"] == k] if not rep.table.empty else rep.table
+    if t.empty:
+        return ""
+    return f"judged@{k}: " + ", ".join(f"{r.candidate} {r.judged:.2f}" for r in t.itertuples())
+
+
+def task_collection(entry: str, bench: BenchmarkConfig | None = None) -> Collection:
+    """The collection (with any imported labels) of a benchmark's task entry (name or YAML path)."""
+    cfg = task_config_for(entry, bench)
+    return load_collection(cfg.source, cfg.base_dir, cfg.name)
+
+
+def judged_for_config(bench: BenchmarkConfig, models: Sequence[str], ks: Iterable[int] = (10,),
+                      split: str = "test", baseline: str | None = None, tasks: Sequence[str] | None = None,
+                      margin: float = DEFAULT_MARGIN) -> list[JudgedReport]:
+    """judged@k of `models` on every task of a benchmark (or `tasks`): what stats/check/report/inspect call."""
+    out = []
+    for entry in tasks or bench.tasks:
+        collection = task_collection(entry, bench)
+        if split not in collection.qrels:
+            raise AnalysisError(f"task '{collection.name}' has no split '{split}' (splits: {collection.splits})")
+        out.append(judged_report(bench.results_path, collection.name, collection.qrels[split], models, ks, split,
+                                 baseline, margin))
+    return out
