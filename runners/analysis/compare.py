@@ -56,6 +56,7 @@ class Comparison:
     agreement: Agreement
     notes: list[str]
     long_frame: pl.DataFrame  # mteb's long results frame the table was computed from
+    private_results_dir: Path | None = None  # where per-query scores (for the plot's CI whiskers) live
 
 
 def _registry() -> dict[str, Any]:
@@ -267,7 +268,7 @@ def build_comparison(private_results_dir: str | Path = "results", public_source:
         notes.append(f"no public scores for {', '.join(missing_pub)} among the models shown{hint}")
     notes.append(f"revisions: {REVISION_POLICY}")
     comp = Comparison(table, ranks, priv_cols, pub_cols, public_set, source.label, revisions,
-                      agreement(table), notes, long)
+                      agreement(table), notes, long, Path(private_results_dir))
     return comp
 
 
@@ -320,31 +321,12 @@ def agreement(table: pd.DataFrame) -> Agreement:
     return res
 
 
-def plot_comparison(comp: Comparison, path: str | Path) -> Path:
-    """Scatter of public vs private mean per model (hollow = incomplete), labelled; Agg backend, no display."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+def plot_comparison(comp: Comparison, path: str | Path,
+                    intervals: Mapping[str, tuple[float, float]] | None = None) -> Path:
+    """Write the public-vs-private scatter (runners/analysis/compare_plot.py) as PNG, or SVG/PDF by suffix."""
+    from .compare_plot import comparison_figure
 
-    t = comp.table
-    pts = t[t[PRIVATE_MEAN].notna() & t[PUBLIC_MEAN].notna()]
-    fig = Figure(figsize=(7, 5.5))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    for model, row in pts.iterrows():
-        hollow = bool(row[PRIVATE_FLAG] or row[PUBLIC_FLAG])
-        ax.scatter(row[PUBLIC_MEAN], row[PRIVATE_MEAN], s=40, facecolors="none" if hollow else "C0", edgecolors="C0")
-        ax.annotate(str(model).split("/")[-1], (row[PUBLIC_MEAN], row[PRIVATE_MEAN]), fontsize=8,
-                    xytext=(4, 3), textcoords="offset points")
-    ax.set_xlabel(f"public: mean main score, {comp.public_set} ({len(comp.public_tasks)} tasks)")
-    ax.set_ylabel(f"private: mean main score ({len(comp.private_tasks)} tasks)")
-    ax.set_title(comp.agreement.sentence, fontsize=8, wrap=True)
-    ax.grid(alpha=0.3)
-    ax.margins(0.15)
-    if (pts[PRIVATE_FLAG] | pts[PUBLIC_FLAG]).any():
-        ax.text(0.99, 0.01, "hollow: incomplete scores, left out of the correlation", transform=ax.transAxes,
-                ha="right", va="bottom", fontsize=7, color="0.4")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    comparison_figure(comp, intervals).savefig(path, dpi=120, bbox_inches="tight")
     return Path(path)
 
 

@@ -14,6 +14,7 @@ from . import inspect as inspect_cmds
 from . import labels as labels_cmds
 from .compare import compare
 from .init import init_cmd
+from .report import report_cmd
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Score embedding models on your own documents with MTEB's metrics.")
@@ -27,6 +28,7 @@ app.command("compare")(compare)
 app.add_typer(inspect_cmds.app, name="inspect")
 app.add_typer(export_cmds.app, name="export")
 app.command("init")(init_cmd)
+app.command("report")(report_cmd)
 
 
 def main() -> None:

@@ -1,0 +1,89 @@
+"""`private-mteb report`: one self-contained HTML page (or its Markdown twin) from stored results only.
+
+Why a report: the people who decide (the lead choosing a model, the reviewer of a chunking change) want
+one file to open, share and attach, with the ranking's uncertainty, which differences are real, where
+models fail and how the private ranking relates to the public board. Nothing here loads a model:
+runners.execution is never imported, and mteb only when the private-vs-public section is built.
+
+Modules: data (stored results), numbers (statistics), sections / experiments / public / provenance
+(the eight sections), figures + svg (plots), blocks (the document), html / markdown (renderers).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ...config.benchmark import BenchmarkConfig
+from ...results.store import atomic_write_bytes
+from . import sections
+from .blocks import Report, Section
+from .data import config_candidates, load_task, resolve_baseline
+from .experiments import experiments
+from .html import render_html
+from .markdown import render_markdown
+from .provenance import provenance
+from .public import public_section
+
+__all__ = ["build_report", "render", "write_report", "Report"]
+
+
+def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text: bool = False,
+                 tags: list[str] | None = None, public: str | None = None, with_public: bool = True,
+                 worst: int = 5, command: str = "private-mteb report", split: str = "test") -> Report:
+    """Every section whose data exists; raises FileNotFoundError when the config has no stored result."""
+    results_dir = cfg.results_path
+    cands = config_candidates(cfg, results_dir)
+    tags = list(cfg.stats.tags) if tags is None else tags
+    tasks = [td for td in (load_task(cfg, t, cands, tags, split) for t in cfg.tasks) if td is not None]
+    if not tasks:
+        raise FileNotFoundError(f"no stored results for the candidates of {cfg.path or cfg.name} in {results_dir}: "
+                                "run `private-mteb run` first")
+    stored = [c for c in cands if any(c in td.candidates for td in tasks)]
+    ctx = sections.Context(cfg.stats, results_dir, resolve_baseline(stored, baseline), show_text, worst, split)
+    nums = [sections.task_numbers(td, ctx) for td in tasks]
+    parts: list[Section | None] = [sections.summary(nums), sections.results_table(nums, ctx),
+                                   sections.forest(nums, ctx), sections.per_query(nums, ctx),
+                                   experiments(cfg, tasks, stored)]
+    if with_public:
+        try:
+            parts.append(public_section(results_dir, [td.name for td in tasks], stored, public))
+        except Exception as e:  # noqa: BLE001 — the public side is context; its failure must not sink the report
+            warnings.warn(f"private-vs-public section left out: {e}", UserWarning, stacklevel=2)
+    parts.append(sections.worst_queries(nums, ctx))
+    generated = datetime.now(timezone.utc)
+    parts.append(provenance(cfg, tasks, command, generated))
+    n_q = ", ".join(f"{td.name}: {len(next(iter(td.scores[td.main_metric].values())))} queries" for td in tasks)
+    subtitle = (f"benchmark '{cfg.name}' · {len(stored)} candidates · {n_q} · "
+                f"generated {generated.strftime('%Y-%m-%d %H:%M UTC')} from stored results")
+    return Report(f"private-mteb report: {cfg.name}", subtitle, [p for p in parts if p is not None])
+
+
+def render(report: Report, fmt: str) -> str:
+    if fmt == "html":
+        return render_html(report)
+    if fmt in ("md", "markdown"):
+        return render_markdown(report)
+    raise ValueError(f"unknown report format '{fmt}' (html|md)")
+
+
+def format_for(path: Path) -> str:
+    """html for .html/.htm, md for .md/.markdown; anything else is a one-line error."""
+    suffix = path.suffix.lower()
+    if suffix in (".html", ".htm"):
+        return "html"
+    if suffix in (".md", ".markdown"):
+        return "md"
+    raise ValueError(f"{path}: the output must end in .html or .md")
+
+
+def write_report(report: Report, path: Path, fmt: str | None = None) -> Path:
+    """Render and write atomically: a reader never sees half a report."""
+    path = Path(path)
+    atomic_write_bytes(path, render(report, fmt or format_for(path)).encode("utf-8"))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)  # a report is for sharing: the usual file mode, not the temp file's 0600
+    return path

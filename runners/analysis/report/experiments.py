@@ -1,0 +1,125 @@
+"""Section 5: experiments (chunk size, ANN search effort, hybrid weight) from their stored results.
+
+Numbers come from runners.analysis.experiments.experiment_table (the `experiments` command's table), so
+the report and the terminal agree; the swept parameter of each candidate comes from the config's plan.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pandas as pd
+
+from ...config.benchmark import BenchmarkConfig
+from ..experiments import experiment_table
+from ..stats import metric_label
+from . import figures, text
+from .blocks import Figure, Paragraph, Section, Table
+from .data import Candidate, TaskData, quiet
+from .svg import figure_svg
+
+
+def _param(c: Candidate) -> str:
+    p = c.params
+    if c.kind == "chunk":
+        return f"size {p.get('size')} {p.get('unit')}, overlap {p.get('overlap')}"
+    if c.kind == "ann":
+        key = {"hnsw": "ef_search", "ivf": "nprobe"}.get(str(p.get("index")))
+        return f"{p.get('index')}" + (f" {key}={p.get(key)}" if key else "")
+    if c.kind == "hybrid":
+        return f"{p.get('fusion')} {'k' if p.get('fusion') == 'rrf' else 'α'}={p.get('value')}"
+    return ""
+
+
+def _ref(rows: pd.DataFrame, name: str | None) -> tuple[float, float, float] | None:
+    hit = rows[rows.model == name]
+    if hit.empty:
+        return None
+    r = hit.iloc[0]
+    return float(r["mean"]), float(r.ci_low), float(r.ci_high)
+
+
+def _series(rows: pd.DataFrame, cands: dict[str, Candidate], kind: str, key: str,
+            group: Any, index: str | None = None) -> list[tuple[str, list[float], pd.DataFrame]]:
+    """Rows of one experiment kind grouped into lines, each sorted by its swept parameter."""
+    lines: dict[str, list[tuple[float, pd.Series]]] = defaultdict(list)
+    for _, r in rows[rows.kind == kind].iterrows():
+        c = cands.get(r.model)
+        if c is None or c.params.get(key) is None or (kind == "ann" and c.params.get("index") != index):
+            continue
+        lines[group(c)].append((float(c.params[key]), r))
+    out = []
+    for label, pts in lines.items():
+        pts.sort(key=lambda t: t[0])
+        out.append((label, [x for x, _ in pts], pd.DataFrame([r for _, r in pts])))
+    return out
+
+
+def _figures(rows: pd.DataFrame, cands: dict[str, Candidate], task: str, metric: str) -> list[Figure]:
+    label, out = metric_label(metric), []
+    bases = {c.base for c in cands.values() if c.base}
+    base_name = next(iter(bases)) if len(bases) == 1 else None
+    base = _ref(rows, base_name)
+    base_label = f"{next((c.label for c in cands.values() if c.name == base_name), base_name)} (plain, exact)"
+    chunk = _series(rows, cands, "chunk", "size",
+                    lambda c: f"overlap {c.params.get('overlap')} {c.params.get('unit')}")
+    if chunk:
+        fig = figures.sweep(chunk, "chunk size (tokens or characters, log scale)", label, base,
+                            base_label.replace("exact", "whole documents"), log_x=True)
+        out.append(Figure(figure_svg(fig, f"chunk-{task}"), f"{task}: chunk size → {label} with CI band",
+                          "chunk size sweep"))
+    ann = [s for s in _series(rows, cands, "ann", "ef_search", lambda c: f"HNSW M={c.params.get('M')}", "hnsw")] + \
+          [s for s in _series(rows, cands, "ann", "nprobe", lambda c: f"IVF nlist={c.params.get('nlist')}", "ivf")]
+    if ann:
+        fig = figures.ann_sweep(ann, "search effort (ef_search / nprobe, log scale)", label, base, base_label)
+        out.append(Figure(figure_svg(fig, f"ann-{task}"),
+                          f"{task}: ANN search effort → overlap@10 with exact search, and {label}", "ANN sweep"))
+    hybrid = _series(rows[rows.model.map(lambda n: cands.get(n) is not None and cands[n].params.get("fusion")
+                                         == "weighted")], cands, "hybrid", "value", lambda c: "weighted sum")
+    if hybrid:
+        extra = []
+        bm25 = rows[(rows.kind == "model") & rows.model.str.contains("bm25", case=False)]
+        if not bm25.empty:
+            r = bm25.iloc[0]
+            extra.append((f"{r.candidate} alone (α=0)", 0.0, float(r["mean"]), float(r.ci_low), float(r.ci_high)))
+        fig = figures.sweep(hybrid, "α: weight of the dense side in the fused score", label, base,
+                            base_label.replace(", exact", ", α=1"), extra=extra)
+        out.append(Figure(figure_svg(fig, f"hybrid-{task}"), f"{task}: hybrid weight → {label} with CI band",
+                          "hybrid weight sweep"))
+    return out
+
+
+def experiments(cfg: BenchmarkConfig, tasks: list[TaskData], cands: list[Candidate]) -> Section | None:
+    """Sweeps as figures plus one table of every experiment candidate vs its plain dense model."""
+    if not cfg.experiments:
+        return None
+    by_name = {c.name: c for c in cands}
+    sec = Section("experiments", "Experiments")
+    mains = sorted({td.main_metric for td in tasks})
+    table = quiet(experiment_table, cfg.results_path, cfg, mains)
+    if table.empty or not (table.kind != "model").any():
+        return None
+    sec.blocks.append(Paragraph(
+        "Each experiment candidate against the plain dense model it is built on (paired bootstrap CI; p from the "
+        "randomization test, Holm over the experiments of a task); overlap@10 = share of the exact top 10 that "
+        "the ANN index returns.", "note"))
+    for td in tasks:
+        rows = table[(table.task == td.name) & (table.metric == td.main_metric)]
+        if rows.empty or not (rows.kind != "model").any():
+            continue
+        label = metric_label(td.main_metric)
+        body = []
+        for r in rows.itertuples():
+            c = by_name.get(r.model)
+            diff = (text.signed_ci(r.diff, r.diff_ci_low, r.diff_ci_high)
+                    if isinstance(getattr(r, "base", None), str) else "")
+            p = text.p_value(r.p_holm) if diff and not text.missing(getattr(r, "p_holm", None)) else ""
+            ov = getattr(r, "index_overlap_at_10", None)
+            body.append([r.candidate, r.kind, _param(c) if c else "", text.ci(r.mean, r.ci_low, r.ci_high),
+                         diff, p, "" if text.missing(ov) else f"{ov:.3f}"])
+        blocks: list = list(_figures(rows, by_name, td.name, td.main_metric))
+        blocks.append(Table(["candidate", "kind", "setting", f"{label} [CI]", "Δ vs plain [CI]", "p (Holm)",
+                             "overlap@10"], body))
+        sec.subsections.append(Section(f"experiments-{td.name.lower()}", td.name, blocks))
+    return sec if sec.subsections else None

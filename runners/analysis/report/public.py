@@ -1,0 +1,61 @@
+"""Section 6: private vs public, through runners.analysis.compare (the numbers `compare` prints).
+
+mteb is imported only when this section is built (compare loads results with mteb's own code); the
+public scores come from the snapshot shipped with private-mteb unless a source is named, so the section
+needs no network.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import text
+from .blocks import Figure, Paragraph, Section, Table
+from .data import Candidate
+from .svg import figure_svg
+
+
+def public_section(results_dir: Path, tasks: list[str], cands: list[Candidate], public: str | None = None,
+                   ) -> Section | None:
+    """Scatter of public mean vs private mean (with private CI whiskers) and the rank-correlation sentence."""
+    from ..compare import PRIVATE_MEAN, PUBLIC_MEAN, PUBLIC_RANK, build_comparison
+    from ..compare_plot import comparison_figure, private_intervals
+    from ..public import resolve_public_source
+
+    from custom_tasks.task import register_all
+
+    register_all()  # compare resolves private task names through mteb's registry
+    source = resolve_public_source(public)
+    comp = build_comparison(results_dir, source, tasks, [c.name for c in cands], include_public_only=False)
+    both = comp.table[comp.table[PRIVATE_MEAN].notna() & comp.table[PUBLIC_MEAN].notna()]
+    if both.empty:
+        return None
+    labels = {c.name: c.label for c in cands}
+    kinds = {c.name: c.kind for c in cands}
+    cis = private_intervals(comp)
+    sec = Section("public", "Private vs public leaderboard")
+    sec.blocks.append(Paragraph(text.sentence(comp.agreement.sentence), "verdict"))
+    fig = comparison_figure(comp, cis)
+    sec.blocks.append(Figure(figure_svg(fig, "public"), f"public mean ({comp.public_set}) vs private mean, "
+                             "private 95% bootstrap interval as whiskers", "private vs public scatter"))
+    rows: list[list[str]] = []
+    for model, r in comp.table.iterrows():
+        if kinds.get(str(model)) != "model":  # experiments have no public counterpart
+            continue
+        ci = cis.get(str(model))
+        priv = text.num(r[PRIVATE_MEAN]) + (f" [{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "")
+        rows.append([labels.get(str(model), str(model)), priv, text.num(r[PUBLIC_MEAN]),
+                     _rank(r[PUBLIC_RANK]), str(r["public_name"]) if isinstance(r["public_name"], str) else "—"])
+    sec.blocks.append(Table(["candidate", "private mean [95% CI]", "public mean", "public rank", "public entry"],
+                            rows))
+    sec.blocks.append(Paragraph(f"Public scores: {comp.source}; public set: {comp.public_set}. "
+                                + " ".join(text.sentence(n) for n in comp.notes), "note"))
+    return sec
+
+
+def _rank(v: Any) -> str:
+    try:
+        return str(int(v))
+    except (TypeError, ValueError):
+        return "—"

@@ -1,0 +1,37 @@
+"""Number formatting shared by every section, so the HTML and Markdown twins read the same."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def num(v: Any, digits: int = 4) -> str:
+    return "—" if missing(v) else f"{v:.{digits}f}"
+
+
+def ci(mean: float, lo: float, hi: float, digits: int = 4) -> str:
+    return f"{num(mean, digits)} [{num(lo, digits)}, {num(hi, digits)}]"
+
+
+def signed_ci(diff: float, lo: float, hi: float, digits: int = 3) -> str:
+    return f"{diff:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
+
+
+def p_value(p: Any) -> str:
+    if missing(p):
+        return "p=n/a"
+    return "p<0.001" if p < 0.001 else f"p={p:.3f}" if p < 0.1 else f"p={p:.2f}"
+
+
+def sentence(text: str) -> str:
+    """Capitalise the first letter and end with a full stop (stats returns lower-case clauses)."""
+    text = text.strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
