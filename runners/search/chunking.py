@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,20 +23,26 @@ import numpy as np
 from custom_tasks.collection import Collection, CollectionWarning
 from custom_tasks.mteb_private import create_dataloader
 
+from .chunk_fit import SplitReport, document_string
 from .counts import CountsFromInner
+from .tokens import ModelTokens, OffsetsFn, max_seq_length, model_tokens
+
+__all__ = ["Chunk", "Chunker", "ChunkedSearch", "OffsetsFn", "SplitReport", "chunk_level_collection",
+           "chunk_stats", "document_string", "max_seq_length", "split_corpus", "token_offsets"]
 
 logger = logging.getLogger(__name__)
-
-#: text -> (start, end) char offsets of each token (no special tokens)
-OffsetsFn = Callable[[str], Sequence[tuple[int, int]]]
 
 
 @dataclass(frozen=True)
 class Chunker:
     """Fixed-size windows with overlap, in tokens of the model's tokenizer or in characters.
 
-    `size` counts the text only: with `title: every` the title is put in front of every chunk
-    (as mteb puts it in front of every document), so a one-chunk document is the same string.
+    In tokens, `size` is the length of the string the model embeds: mteb's "title text" (with
+    `title: every` the title is in front of every chunk, as mteb puts it in front of every
+    document, so a one-chunk document is the same string) plus the model's special tokens, and
+    never more than the model's max_seq_length. So the text of a chunk gets
+    min(size, max_seq_length) - special tokens - title tokens. In characters, `size` counts the
+    text only. `overlap` counts text tokens (characters) shared by neighbouring chunks.
     """
 
     size: int
@@ -55,26 +61,51 @@ class Chunker:
         title = "" if self.title == "every" else "-t1"
         return f"{self.size}{unit}-{self.overlap}{title}"
 
-    def windows(self, text: str, offsets: OffsetsFn | None = None) -> list[tuple[int, int]]:
-        """Char spans of the chunks of `text`; one chunk (0, len) when it fits."""
+    def cap(self, limit: int | None = None) -> int:
+        """Longest embedded string a chunk may make, in tokens (chars: text characters)."""
+        return min(self.size, limit) if (limit and self.unit == "tokens") else self.size
+
+    def budgets(self, title_tokens: int = 0, special: int = 0, limit: int | None = None) -> tuple[int, int, bool]:
+        """Text tokens of the first chunk and of the others, and whether the title left room for text.
+
+        When the title and specials leave no more than `overlap` tokens, the title is not counted
+        (the chunk then exceeds the cap, and the caller warns): a budget below overlap + 1 cannot advance.
+        """
+        if self.unit == "chars":
+            return self.size, self.size, True
+        plain = max(self.cap(limit) - special, self.overlap + 1)
+        titled = self.cap(limit) - special - title_tokens
+        room = titled > self.overlap
+        first = titled if room else plain
+        return first, (first if self.title == "every" else plain), room
+
+    def windows(self, text: str, offsets: OffsetsFn | None = None, title_tokens: int = 0,
+                shrink: int = 0) -> list[tuple[int, int]]:
+        """Char spans of the chunks of `text`; one chunk (0, len) when it fits.
+
+        `offsets` may carry the model's `special` token count and `limit` (a ModelTokens);
+        `shrink` takes that many more tokens off each budget (for tokenizers that merge across the
+        title/text boundary).
+        """
         if self.unit == "chars":
             bounds = [(i, i + 1) for i in range(len(text))]
         else:
             if offsets is None:
                 raise ValueError("token chunking needs the model's tokenizer")
             bounds = [(s, e) for s, e in offsets(text) if e > s]
+        first, rest, _ = self.budgets(title_tokens, getattr(offsets, "special", 0), getattr(offsets, "limit", None))
+        first, rest = (max(b - shrink, self.overlap + 1) for b in (first, rest))
         n = len(bounds)
-        if n <= self.size:
+        if n <= first:
             return [(0, len(text))]
-        step = self.size - self.overlap
         spans: list[tuple[int, int]] = []
-        start = 0
+        start, budget = 0, first
         while True:
-            end = min(start + self.size, n)
+            end = min(start + budget, n)
             spans.append((bounds[start][0], bounds[end - 1][1]))
             if end == n:
                 break
-            start += step
+            start, budget = end - self.overlap, rest
         # the first chunk starts at 0 and the last ends at len(text): no character is dropped
         spans[0] = (0, spans[0][1])
         spans[-1] = (spans[-1][0], len(text))
@@ -96,47 +127,53 @@ def chunk_id(doc_id: str, i: int) -> str:
     return f"{doc_id}#{i}"
 
 
-def split_corpus(docs: Sequence[tuple[str, str, str]], chunker: Chunker,
-                 offsets: OffsetsFn | None = None) -> list[Chunk]:
-    """(doc_id, title, text) -> chunks, grouped by document in input order (>= 1 per document)."""
+def split_corpus(docs: Sequence[tuple[str, str, str]], chunker: Chunker, offsets: OffsetsFn | None = None,
+                 report: SplitReport | None = None) -> list[Chunk]:
+    """(doc_id, title, text) -> chunks, grouped by document in input order (>= 1 per document).
+
+    In tokens, with the model's ModelTokens as `offsets`, each chunk's embedded string is counted
+    and a document is split again, with smaller budgets, until none of its chunks exceeds the
+    cap (a tokenizer may merge tokens across the title/text boundary); `report` gets the counts.
+    """
+    report = report if report is not None else SplitReport()
+    tokens = chunker.unit == "tokens" and offsets is not None
+    count = getattr(offsets, "count", None) if tokens else None
+    cap = chunker.cap(getattr(offsets, "limit", None))
     chunks: list[Chunk] = []
     for doc_id, title, text in docs:
-        for i, (s, e) in enumerate(chunker.windows(text, offsets)):
-            t = title if (i == 0 or chunker.title == "every") else ""
-            chunks.append(Chunk(chunk_id(doc_id, i), doc_id, s, e, t, text if (s, e) == (0, len(text)) else text[s:e]))
+        title_tokens = len(offsets(title)) if (tokens and title) else 0  # type: ignore[misc]
+        room = chunker.budgets(title_tokens, getattr(offsets, "special", 0), getattr(offsets, "limit", None))[2]
+        shrink = 0
+        for _ in range(4):
+            doc_chunks = _split_document(doc_id, title, text, chunker, offsets, title_tokens, shrink)
+            lengths = [count(document_string(c.title, c.text)) for c in doc_chunks] if count else []
+            excess = max(lengths, default=0) - cap
+            if excess <= 0 or not room:
+                break
+            shrink += excess
+        if not room:
+            report.no_room.append(title_tokens)
+        report.lengths += lengths
+        chunks += doc_chunks
+    report.documents += len(docs)
     return chunks
 
 
-def token_offsets(encoder: Any) -> OffsetsFn:
-    """Offsets function from the model's (HF) tokenizer, looked up through wrappers."""
-    tok = _find_attr(encoder, "tokenizer")
-    if tok is None:
+def _split_document(doc_id: str, title: str, text: str, chunker: Chunker, offsets: OffsetsFn | None,
+                    title_tokens: int, shrink: int) -> list[Chunk]:
+    out = []
+    for i, (s, e) in enumerate(chunker.windows(text, offsets, title_tokens, shrink)):
+        t = title if (i == 0 or chunker.title == "every") else ""
+        out.append(Chunk(chunk_id(doc_id, i), doc_id, s, e, t, text if (s, e) == (0, len(text)) else text[s:e]))
+    return out
+
+
+def token_offsets(encoder: Any) -> ModelTokens:
+    """The model's tokenizer (with its special-token count and limit), looked up through wrappers."""
+    tokens = model_tokens(encoder)
+    if tokens is None:
         raise ValueError(f"cannot find a tokenizer on {type(encoder).__name__}: use `unit: chars`")
-
-    def offsets(text: str) -> list[tuple[int, int]]:
-        enc = tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-        return [tuple(o) for o in enc["offset_mapping"]]
-
-    return offsets
-
-
-def max_seq_length(encoder: Any) -> int | None:
-    value = _find_attr(encoder, "max_seq_length")
-    return int(value) if isinstance(value, int) else None
-
-
-def _find_attr(obj: Any, name: str, depth: int = 4) -> Any:
-    """obj.name, else look inside obj._model / obj.model (CachedEncoder -> mteb wrapper -> ST model)."""
-    for _ in range(depth):
-        if obj is None:
-            return None
-        inner = vars(obj) if hasattr(obj, "__dict__") else {}
-        if type(obj).__name__ != "CachedEncoder":  # it forwards unknown attributes: look inside instead
-            value = getattr(obj, name, None)
-            if value is not None:
-                return value
-        obj = inner.get("_model") if inner.get("_model") is not None else inner.get("model")
-    return None
+    return tokens
 
 
 class ChunkedSearch(CountsFromInner):
@@ -157,6 +194,7 @@ class ChunkedSearch(CountsFromInner):
         self._doc_ids: list[str] = []
         self._starts: np.ndarray | None = None
         self._emb: Any = None
+        self._warned: set[str] = set()
 
     def index(self, corpus: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
               encode_kwargs: dict[str, Any], num_proc: int | None = None, **kwargs: Any) -> None:
@@ -167,11 +205,9 @@ class ChunkedSearch(CountsFromInner):
         titles = corpus["title"] if "title" in corpus.column_names else [""] * len(corpus)
         docs = [(str(i), t or "", x) for i, t, x in zip(corpus["id"], titles, corpus["text"])]
         offsets = token_offsets(self.encoder) if self.chunker.unit == "tokens" else None
-        limit = max_seq_length(self.encoder)
-        if offsets is not None and limit and self.chunker.size > limit:
-            logger.warning("chunk size %d tokens > the model's max_seq_length %d: chunks are truncated",
-                           self.chunker.size, limit)
-        chunks = split_corpus(docs, self.chunker, offsets)
+        report = SplitReport()
+        chunks = split_corpus(docs, self.chunker, offsets, report)
+        self._warn(report, getattr(task_metadata, "name", ""), chunks)
         self._doc_ids = [d[0] for d in docs]
         first: dict[str, int] = {}
         for i, c in enumerate(chunks):
@@ -187,6 +223,17 @@ class ChunkedSearch(CountsFromInner):
             prompt_type=PromptType.document, **encode_kwargs)
         self.stats = {"documents": len(docs), "chunks": len(chunks),
                       "encoded": self.encoded - before[0], "reused": self.reused - before[1]}
+
+    def _warn(self, report: SplitReport, task: str, chunks: Sequence[Chunk]) -> None:
+        """Say, once per task, what the split could not fit into the model (chars: counted here)."""
+        if task in self._warned:
+            return
+        tokens = model_tokens(self.encoder)
+        if tokens is not None and not report.lengths:
+            report.lengths = [tokens.count(document_string(c.title, c.text)) for c in chunks]
+        self._warned.add(task)
+        for _, message in report.warnings(self.chunker, tokens):
+            logger.warning("%s %s: %s", task, self.chunker.tag, message)
 
     def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
                encode_kwargs: dict[str, Any], top_ranked: Any = None, num_proc: int | None = None,
@@ -233,12 +280,16 @@ def chunk_level_collection(collection: Collection, chunker: Chunker, offsets: Of
     evidence span of that document for that query. Queries without spans in a split are left
     out of it, and a `no_evidence_spans` warning says how many."""
     docs = [(d, v.get("title") or "", v["text"]) for d, v in collection.corpus.items()]
-    chunks = split_corpus(docs, chunker, offsets)
+    report = SplitReport()
+    chunks = split_corpus(docs, chunker, offsets, report)
+    warnings = [CollectionWarning(kind, message) for kind, message in
+                report.warnings(chunker, offsets if isinstance(offsets, ModelTokens) else None)]
+    for w in warnings:
+        logger.warning("%s %s", name, w.message)
     by_doc: dict[str, list[Chunk]] = {}
     for c in chunks:
         by_doc.setdefault(c.doc_id, []).append(c)
     qrels: dict[str, dict[str, dict[str, int]]] = {}
-    warnings: list[CollectionWarning] = []
     for split, labels in collection.qrels.items():
         spans = collection.spans.get(split, {})
         out: dict[str, dict[str, int]] = {}
