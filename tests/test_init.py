@@ -1,0 +1,128 @@
+"""`private-mteb init DATA_DIR`: detected format and columns, commented YAML, validation, no silent overwrite.
+
+Every test runs from a temporary project folder outside the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from custom_tasks.config import TaskConfig
+from custom_tasks.sources import load_collection
+from runners.cli import app
+from runners.config.benchmark import BenchmarkConfig
+from runners.config.task_lookup import task_config_for
+from tests.conftest import REPO
+
+runner = CliRunner()
+FIX = REPO / "tests" / "fixtures"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    return tmp_path
+
+
+def _evalset(project: Path) -> Path:
+    """A small evalset: spreadsheet columns named the way people name them."""
+    kb = project / "data" / "support_kb"
+    kb.mkdir()
+    shutil.copy(FIX / "evalset_mini" / "corpus.jsonl", kb / "corpus.jsonl")
+    (kb / "evalset.csv").write_text("ID,Question,Relevant Docs,Topic\n"
+                                    "a1,How do I connect to the VPN?,d1:2; d3:0,it\n"
+                                    "a2,I forgot my password,d2 | d1:1,accounts\n")
+    return kb
+
+
+def test_init_beir_writes_commented_relative_yaml_and_validates(project):
+    shutil.copytree(FIX / "beir_mini", project / "data" / "beir_mini")
+    res = runner.invoke(app, ["init", "data/beir_mini"])
+    assert res.exit_code == 0, res.output
+    task_yaml, bench_yaml = project / "configs/tasks/beir-mini.yaml", project / "configs/benchmarks/beir-mini.yaml"
+    assert "detected format: beir" in res.output
+    assert "ok BeirMiniRetrieval: 5 documents; dev: 1 queries, 1 labels, test: 3 queries, 4 labels" in res.output
+    text = task_yaml.read_text()
+    assert "# the BEIR folder" in text and "labels: human" in text and text.count("#") >= 10
+    raw = yaml.safe_load(text)
+    assert raw["source"] == {"format": "beir", "path": "../../data/beir_mini", "tag_fields": ["topic"]}
+    assert raw["splits"] == ["test"]
+    bench = BenchmarkConfig.from_file(bench_yaml)
+    assert [m.name for m in bench.models] == ["sentence-transformers/all-MiniLM-L6-v2", "bm25"]
+    assert bench.tasks == ["BeirMiniRetrieval"]
+    # the project moves: paths relative to the YAML keep working, from any working directory
+    moved = project.parent / (project.name + "-moved")
+    shutil.copytree(project, moved)
+    cfg = task_config_for("BeirMiniRetrieval", BenchmarkConfig.from_file(moved / "configs/benchmarks/beir-mini.yaml"))
+    assert cfg.path == (moved / "configs/tasks/beir-mini.yaml").resolve()
+    assert len(load_collection(cfg.source, cfg.base_dir, cfg.name).corpus) == 5
+
+
+def test_init_evalset_detects_columns_tags_and_reads_labels(project):
+    kb = _evalset(project)
+    res = runner.invoke(app, ["init", str(kb), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["format"] == "evalset" and out["task"] == "SupportKbRetrieval"
+    assert out["columns"] == {"doc_id": "_id", "title": "title", "text": "text", "query": "Question",
+                              "relevant": "Relevant Docs", "query_id": "ID"}
+    assert out["counts"]["queries"] == {"test": 2} and out["counts"]["labels"] == {"test": 4}
+    cfg = TaskConfig.from_file(out["task_yaml"])
+    assert cfg.source["tag_columns"] == ["Topic"] and cfg.source["corpus"] == "../../data/support_kb/corpus.jsonl"
+    c = load_collection(cfg.source, cfg.base_dir, cfg.name)
+    assert c.qrels == {"test": {"a1": {"d1": 2, "d3": 0}, "a2": {"d2": 1, "d1": 1}}}
+    assert c.query_tags["a2"] == {"Topic": "accounts"}
+
+
+def test_init_refuses_to_overwrite_without_force(project):
+    kb = _evalset(project)
+    assert runner.invoke(app, ["init", str(kb)]).exit_code == 0
+    task_yaml = project / "configs/tasks/support-kb.yaml"
+    task_yaml.write_text(task_yaml.read_text() + "# my edit\n")
+    res = runner.invoke(app, ["init", str(kb)])
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1
+    assert "support-kb.yaml: already exists" in res.output and "--force" in res.output
+    assert task_yaml.read_text().endswith("# my edit\n")
+    assert runner.invoke(app, ["init", str(kb), "--force"]).exit_code == 0
+    assert not task_yaml.read_text().endswith("# my edit\n")
+
+
+@pytest.mark.parametrize("folder, fmt, docs", [("tables_mini", "tables", 3), ("trec_mini", "trec", 4),
+                                               ("evalset_mini", "evalset", 5)])
+def test_init_detects_other_formats(project, folder, fmt, docs):
+    data = project / "data" / folder
+    shutil.copytree(FIX / folder, data)
+    if folder == "evalset_mini":
+        (data / "evalset.jsonl").unlink()  # keep one evalset: the CSV with its split column
+    res = runner.invoke(app, ["init", str(data), "--project", str(project), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["format"] == fmt and out["counts"]["documents"] == docs and "test" in out["counts"]["queries"]
+
+
+def test_data_outside_the_project_gets_an_absolute_path(project):
+    res = runner.invoke(app, ["init", str(FIX / "beir_mini"), "--name", "Mini", "--stem", "mini"])
+    assert res.exit_code == 0, res.output
+    raw = yaml.safe_load((project / "configs/tasks/mini.yaml").read_text())
+    assert raw["name"] == "Mini"
+    assert raw["source"]["path"] == (FIX / "beir_mini").resolve().as_posix()
+
+
+@pytest.mark.parametrize("setup, needle", [
+    (lambda d: None, "cannot find a corpus table"),
+    (lambda d: (d / "corpus.jsonl").write_text('{"_id": "d1", "text": "x"}\n'), "no questions with labels"),
+])
+def test_undetectable_folder_is_one_line(project, setup, needle):
+    d = project / "data" / "odd"
+    d.mkdir()
+    setup(d)
+    res = runner.invoke(app, ["init", str(d)])
+    assert res.exit_code == 2 and needle in res.output and len(res.output.strip().splitlines()) == 1
+    assert not (project / "configs").exists()
