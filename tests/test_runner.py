@@ -140,3 +140,241 @@ def test_killed_cli_run_resumes_without_corruption(tmp_path):
     assert len(loaded.model_results) == 2
     custom_tasks.register_all()
     assert all(np.isfinite(v["Mean(Task)"]) for v in loaded.get_aggregated_scores().values())
+
+
+# ---------------------------------------------------------------- environment faults, concurrency, leftovers
+NP_MODEL = {"name": "test/np", "factory": "tests.identity_encoder:NumpyEncoder", "revision": "r1"}
+
+
+def _np_cfg(tmp_path, **factory_kwargs) -> BenchmarkConfig:
+    return _cfg(tmp_path, models=[{**NP_MODEL, "factory_kwargs": factory_kwargs}])
+
+
+def _read_only(monkeypatch, root: Path) -> None:
+    """Every write, create, rename or delete under `root` fails with EROFS (root may ignore chmod)."""
+    import builtins
+    import errno
+    import io
+
+    root_s = str(root)
+
+    def under(p) -> bool:
+        return isinstance(p, (str, os.PathLike)) and os.path.abspath(os.fspath(p)).startswith(root_s)
+
+    def refuse(p):
+        raise OSError(errno.EROFS, "Read-only file system", os.fspath(p))
+
+    real = {n: getattr(os, n) for n in ("open", "mkdir", "replace", "rename", "unlink", "remove", "rmdir")}
+    writing = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+    def fake_open(p, flags, *a, **k):
+        if under(p) and flags & writing:
+            refuse(p)
+        return real["open"](p, flags, *a, **k)
+
+    def fake_mkdir(p, *a, **k):
+        if under(p) and not os.path.exists(p):
+            refuse(p)
+        return real["mkdir"](p, *a, **k)
+
+    def one_path(name):
+        def fake(p, *a, **k):
+            if under(p) or any(under(x) for x in a):
+                refuse(p)
+            return real[name](p, *a, **k)
+        return fake
+
+    real_bopen = builtins.open
+
+    def fake_bopen(p, mode="r", *a, **k):
+        if under(p) and any(c in mode for c in "wax+"):
+            refuse(p)
+        return real_bopen(p, mode, *a, **k)
+
+    monkeypatch.setattr(os, "open", fake_open)
+    monkeypatch.setattr(os, "mkdir", fake_mkdir)
+    for name in ("replace", "rename", "unlink", "remove", "rmdir"):
+        monkeypatch.setattr(os, name, one_path(name))
+    monkeypatch.setattr(builtins, "open", fake_bopen)
+    monkeypatch.setattr(io, "open", fake_bopen)
+
+
+def test_read_only_complete_results_folder_still_reports_cached_scores(tmp_path, monkeypatch):
+    cfg = _np_cfg(tmp_path)
+    first = run_benchmark(cfg, show_progress=False)
+    _read_only(monkeypatch, tmp_path / "results")
+    again = run_benchmark(cfg, show_progress=False)
+    assert [r.status for r in again] == ["skipped"]
+    assert again[0].scores == first[0].scores
+
+
+def test_read_only_results_folder_with_work_to_do_is_one_clear_error(tmp_path, monkeypatch):
+    from runners.results.store import EnvironmentFault
+
+    cfg = _np_cfg(tmp_path)
+    (tmp_path / "results").mkdir()
+    _read_only(monkeypatch, tmp_path / "results")
+    with pytest.raises(EnvironmentFault, match="read-only"):
+        run_benchmark(cfg, show_progress=False)
+
+
+def test_corrupt_candidates_json_is_rebuilt_by_run_and_one_line_for_readers(tmp_path, caplog):
+    from runners.results.store import EnvironmentFault, load_candidates
+
+    cfg = _np_cfg(tmp_path)
+    index = tmp_path / "results" / "private-mteb" / "candidates.json"
+    index.parent.mkdir(parents=True)
+    index.write_text('{"test/np": {"label": ')
+    with pytest.raises(EnvironmentFault, match=r"candidates\.json: corrupt .*delete it and re-run"):
+        load_candidates(tmp_path / "results")
+    records = run_benchmark(cfg, show_progress=False)
+    assert records[0].status == "ran"
+    assert load_candidates(tmp_path / "results")["test/np"]["label"] == "np"
+    assert (index.parent / "candidates.json.corrupt").read_text() == '{"test/np": {"label": '
+    assert "candidates.json" in caplog.text
+
+
+def _enospc_on(monkeypatch, needle: str) -> None:
+    import errno
+
+    real_replace = os.replace
+
+    def full(src, dst, *a, **k):
+        if needle in str(dst):
+            raise OSError(errno.ENOSPC, "No space left on device", str(src))
+        return real_replace(src, dst, *a, **k)
+
+    monkeypatch.setattr(os, "replace", full)
+
+
+def test_disk_full_while_writing_results_loses_nothing(tmp_path, monkeypatch):
+    from runners.results.store import EnvironmentFault
+
+    cfg = _np_cfg(tmp_path)
+    run_benchmark(cfg, show_progress=False)
+    results = tmp_path / "results"
+    result = task_result_path(results, "test/np", "r1", "TinyKBRetrieval")
+    before = {p: p.read_bytes() for p in results.rglob("*") if p.is_file() and "locks" not in p.parts}
+    _enospc_on(monkeypatch, "per_query_test.json")
+    with pytest.raises(EnvironmentFault, match="disk is full") as err:
+        run_benchmark(cfg, force=True, show_progress=False)
+    assert "per_query_test.json" in str(err.value) and "\n" not in str(err.value)
+    monkeypatch.undo()
+    after = {p: p.read_bytes() for p in results.rglob("*") if p.is_file() and "locks" not in p.parts}
+    assert after == before  # no temp file, no staging folder, nothing half-written or replaced
+    assert json.loads(result.read_text())["task_name"] == "TinyKBRetrieval"
+    assert run_benchmark(cfg, show_progress=False)[0].status == "skipped"
+
+
+def test_disk_full_in_embedding_cache_is_one_line_exit_2_in_the_cli(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from runners.cli import app
+
+    cfg = write_benchmark(tmp_path, [str(TINY_YAML)], models=[NP_MODEL])
+    _enospc_on(monkeypatch, "shard-")
+    out = CliRunner().invoke(app, ["run", "--config", str(cfg)])
+    assert out.exit_code == 2, out.output
+    assert "disk is full" in out.output and "shard-" in out.output and "Traceback" not in out.output
+
+
+def test_leftovers_of_killed_runs_are_removed_and_live_ones_kept(tmp_path):
+    from runners.results.locks import FileLock
+    from runners.results.store import clean_leftovers
+
+    results = tmp_path / "results"
+    stage = results / "private-mteb" / ".staging"
+    dead_stage = stage / "0123abcd"  # old style: no lock, a killed run's folder
+    (dead_stage / "results").mkdir(parents=True)
+    (dead_stage / "results" / "x.json").write_text("{}")
+    live_stage = stage / f"{os.getpid()}-live"
+    live_stage.mkdir()
+    live_lock = FileLock(stage / f"{os.getpid()}-live.lock")
+    assert live_lock.acquire()
+    model = results / "results" / "org__m" / "r1"
+    model.mkdir(parents=True)
+    dead_tmp = model / ".T.json.999999999-abcd1234.tmp"  # writer pid 999999999 does not exist
+    old_tmp = results / "private-mteb" / "embeddings" / "m" / "shard-1.tmp"  # no pid, an hour old
+    live_tmp = model / f".T.json.{os.getpid()}-abcd1234.tmp"
+    young_tmp = model / ".U.json.k3j4.tmp"
+    for p in (dead_tmp, old_tmp, live_tmp, young_tmp):
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x")
+    os.utime(old_tmp, (time.time() - 3600, time.time() - 3600))
+    try:
+        assert clean_leftovers(results) == 3
+        assert not dead_stage.exists() and not dead_tmp.exists() and not old_tmp.exists()
+        assert live_stage.is_dir() and live_tmp.exists() and young_tmp.exists()
+    finally:
+        live_lock.release()
+    assert clean_leftovers(results) == 1 and not live_stage.exists()  # its run has ended
+
+
+def test_run_removes_leftovers_at_start(tmp_path):
+    cfg = _np_cfg(tmp_path)
+    leftover = tmp_path / "results" / "private-mteb" / ".staging" / "deadbeef"
+    leftover.mkdir(parents=True)
+    run_benchmark(cfg, show_progress=False)
+    assert not leftover.exists()
+
+
+_CONCURRENT = """
+import sys
+from runners.config.benchmark import BenchmarkConfig
+from runners.execution.run import run_benchmark
+rec = run_benchmark(BenchmarkConfig.from_file(sys.argv[1]), show_progress=False)[0]
+print(rec.status, rec.scores["ndcg_at_10"])
+"""
+
+
+def _waiting_on_flock(pid: int) -> bool:
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return False
+    return any("->" in ln and "FLOCK" in ln and ln.split()[5] == str(pid) for ln in lines if len(ln.split()) > 5)
+
+
+def test_a_held_lock_blocks_another_holder_until_released(tmp_path):
+    from runners.results.locks import FileLock, is_held
+
+    first = FileLock(tmp_path / "x.lock")
+    assert first.acquire() and is_held(tmp_path / "x.lock")
+    assert not FileLock(tmp_path / "x.lock", blocking=False).acquire()
+    first.release()
+    second = FileLock(tmp_path / "x.lock", blocking=False)
+    assert second.acquire()
+    second.release()
+
+
+@pytest.mark.slow  # two fresh interpreters importing torch + mteb: ~30 s on 2 cores
+def test_two_concurrent_runs_never_encode_the_same_texts_twice(tmp_path):
+    counts, hold, started = tmp_path / "counts.txt", tmp_path / "go", tmp_path / "started"
+    cfg = write_benchmark(tmp_path, [str(TINY_YAML)], models=[{**NP_MODEL, "factory_kwargs": {
+        "count_file": str(counts), "hold_file": str(hold), "started_file": str(started)}}])
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    procs = [subprocess.Popen([sys.executable, "-c", _CONCURRENT, str(cfg)], cwd=REPO, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    try:
+        deadline = time.time() + 120
+        while not started.exists() and time.time() < deadline:  # one run holds the lock, encoding
+            time.sleep(0.1)
+        assert started.exists(), "no run started encoding"
+        # the other run must be blocked on the lock before the first may go on
+        while time.time() < deadline and not any(_waiting_on_flock(p.pid) for p in procs):
+            time.sleep(0.1)
+        if not Path("/proc/locks").exists():
+            time.sleep(15)
+        hold.write_text("go")
+        outs = [p.communicate(timeout=300) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
+    statuses = sorted(o[0].split()[0] for o in outs)
+    assert statuses == ["ran", "skipped"]
+    assert len({o[0].split()[1] for o in outs}) == 1  # the same score
+    encoded = [line.split() for line in counts.read_text().splitlines()]
+    assert sum(int(n) for _, n in encoded) == 22  # 12 documents + 10 queries, each once
+    assert len({pid for pid, _ in encoded}) == 1

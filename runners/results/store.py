@@ -238,8 +238,10 @@ def clean_leftovers(results_dir: Path, *extra_roots: Path) -> int:
     removed = 0
     stage = staging_root(results_dir)
     if stage.is_dir():
-        for entry in sorted(stage.iterdir()):
-            if entry.suffix == ".lock" and entry.with_suffix("").is_dir():
+        entries = sorted(stage.iterdir())
+        folders = {e.name for e in entries if e.is_dir()}
+        for entry in entries:
+            if entry.suffix == ".lock" and entry.stem in folders:
                 continue  # handled with its folder
             lock_path = entry if entry.suffix == ".lock" else entry.with_name(entry.name + ".lock")
             try:
@@ -251,8 +253,8 @@ def clean_leftovers(results_dir: Path, *extra_roots: Path) -> int:
             try:
                 if entry.is_dir():
                     shutil.rmtree(entry, ignore_errors=True)
+                    removed += 1
                 lock_path.unlink(missing_ok=True)
-                removed += 1
             except OSError:
                 pass
             finally:
