@@ -49,7 +49,7 @@ def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text
                                    experiments(cfg, tasks, stored)]
     if with_public:
         try:
-            parts.append(public_section(results_dir, [td.name for td in tasks], stored, public))
+            parts.append(public_section(results_dir, tasks, stored, public))
         except Exception as e:  # noqa: BLE001 — the public side is context; its failure must not sink the report
             warnings.warn(f"private-vs-public section left out: {e}", UserWarning, stacklevel=2)
     parts.append(sections.worst_queries(nums, ctx))

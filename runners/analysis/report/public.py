@@ -10,24 +10,36 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from custom_tasks.config import TaskConfig
+
 from . import text
 from .blocks import Figure, Paragraph, Section, Table
-from .data import Candidate
+from .data import Candidate, TaskData
 from .svg import figure_svg
 
 
-def public_section(results_dir: Path, tasks: list[str], cands: list[Candidate], public: str | None = None,
+def _register(configs: list[TaskConfig | None]) -> None:
+    """compare resolves private tasks through mteb's registry: the configured ones, and tasks named by YAML path."""
+    from custom_tasks.mteb_private import tasks_registry
+    from custom_tasks.task import register, register_all, task_class
+
+    register_all()
+    for tc in configs:
+        if tc is not None and tc.name not in tasks_registry():
+            register(task_class(tc))
+
+
+def public_section(results_dir: Path, tasks: list[TaskData], cands: list[Candidate], public: str | None = None,
                    ) -> Section | None:
     """Scatter of public mean vs private mean (with private CI whiskers) and the rank-correlation sentence."""
     from ..compare import PRIVATE_MEAN, PUBLIC_MEAN, PUBLIC_RANK, build_comparison
     from ..compare_plot import comparison_figure, private_intervals
     from ..public import resolve_public_source
 
-    from custom_tasks.task import register_all
-
-    register_all()  # compare resolves private task names through mteb's registry
+    _register([td.config for td in tasks])
     source = resolve_public_source(public)
-    comp = build_comparison(results_dir, source, tasks, [c.name for c in cands], include_public_only=False)
+    comp = build_comparison(results_dir, source, [td.name for td in tasks], [c.name for c in cands],
+                            include_public_only=False)
     both = comp.table[comp.table[PRIVATE_MEAN].notna() & comp.table[PUBLIC_MEAN].notna()]
     if both.empty:
         return None
