@@ -59,15 +59,17 @@ def _stored(results_dir: Path, cfg: BenchmarkConfig) -> tuple[list[_Stored], lis
 
 
 def experiment_table(results_dir: Path, cfg: BenchmarkConfig, metrics: list[str] | None = None,
-                     split: str = "test") -> pd.DataFrame:
-    """Every base model and experiment candidate: mean [95% bootstrap CI] per metric, and for
-    experiments the paired difference vs the plain dense base (bootstrap CI, randomization p,
-    Holm over the experiments of one task and metric), plus ANN overlap@k vs exact search."""
+                     split: str = "test", models: list[str] | None = None) -> pd.DataFrame:
+    """Every base model and experiment candidate (only those named in `models`, when given): mean
+    [95% bootstrap CI] per metric, and for experiments the paired difference vs the plain dense base
+    (bootstrap CI, randomization p, Holm over the experiments of one task and metric), plus ANN
+    overlap@k vs exact search."""
     st = cfg.stats
     metrics = metrics or list(st.metrics)
     rows: list[dict[str, Any]] = []
     bases, exps = _stored(results_dir, cfg)
-    pairs = [(t, c) for t in map(_task_name, cfg.tasks) for c in bases + exps]
+    pairs = [(t, c) for t in map(_task_name, cfg.tasks) for c in bases + exps
+             if models is None or c.name in models]
     for entry in chunk_level_entries(cfg):
         d = next(b for b in bases if b.name == base_spec(cfg, entry.model).name)
         pairs += [(chunk_task_name(_task_name(t), ch), dataclasses.replace(d, label=f"{d.label} (chunk level)"))

@@ -14,19 +14,27 @@ would be flaky. So the gate fails ONLY when both hold:
 Note that (2) tests drop > 0, not drop > max_drop: the margin is a
 practical-relevance filter on the point estimate. All metrics are assumed
 higher-is-better (true for nDCG, MRR, MAP, recall, precision).
+
+A gate must never pass what it did not check: every (model, task) of the baseline must be in
+the candidate (`allow_missing` lists what it skips instead), and a bad option, metric or folder
+is an AnalysisError (exit 2), never confused with a regression (exit 1).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from ..results.store import load_per_query
-from .per_query import label_of, result_models
+from ..results.store import SIDE, find_run
+from .errors import AnalysisError
+from .per_query import RUN_HINT, all_models, find_model, label_of, load_scores, result_models
 from .stats import align, bootstrap_ci, metric_label, randomization_test
 
-__all__ = ["GateResult", "regression_check", "regression_gate"]
+__all__ = ["GateResult", "GateRun", "regression_check", "regression_gate"]
 
 
 @dataclass(frozen=True)
@@ -87,55 +95,118 @@ def regression_check(baseline: pd.Series, candidate: pd.Series, metric: str,
                       max_drop=float(max_drop), alpha=float(alpha))
 
 
-def _resolve(target: str, default_results: Path) -> tuple[Path, str | None]:
-    """A results folder, or a model name inside the default results folder."""
+@dataclass(frozen=True)
+class GateRun:
+    """What `regression_gate` compared (iterate: (task, baseline label, candidate label, result))
+    and what it skipped because the candidate lacks it (only with ``allow_missing``)."""
+
+    outcomes: list[tuple[str, str, str, GateResult]]
+    skipped: list[str] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[tuple[str, str, str, GateResult]]:
+        return iter(self.outcomes)
+
+    def __len__(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for *_, r in self.outcomes)
+
+
+def check_options(max_drop: float, alpha: float, n_resamples: int) -> None:
+    """Out-of-range options are the user's error (exit 2), not a regression (exit 1)."""
+    if not (math.isfinite(max_drop) and max_drop >= 0):
+        raise AnalysisError(f"--max-drop must be a number >= 0 (the largest tolerated drop of the mean), got {max_drop}")
+    if not 0 < alpha < 1:
+        raise AnalysisError(f"--alpha must be between 0 and 1 (e.g. 0.05), got {alpha}")
+    if n_resamples < 1:
+        raise AnalysisError(f"--resamples must be >= 1 (e.g. 10000), got {n_resamples}")
+
+
+def _looks_like_path(target: str, results_dir: Path) -> bool:
+    return ("/" in target or os.sep in target or target in (".", "..") or Path(target).exists()
+            or Path(target) == Path(results_dir))
+
+
+def _resolve(target: str, results_dir: Path, option: str) -> tuple[Path, str | None]:
+    """A results folder, or a model name/label inside `results_dir`; anything else is said as such."""
     p = Path(target)
     if p.is_dir():
         return p, None
-    return Path(default_results), target
+    if Path(results_dir).is_dir() and find_model(results_dir, target) is not None:
+        return Path(results_dir), target
+    if _looks_like_path(target, results_dir):
+        if p.exists():
+            raise AnalysisError(f"{option}: {target} is a file, not a results folder")
+        raise AnalysisError(f"{option}: results folder {target} does not exist")
+    if not Path(results_dir).is_dir():
+        raise AnalysisError(f"{option}: '{target}' is neither a results folder nor a model in {results_dir} "
+                            f"(results folder {results_dir} does not exist; see --results)")
+    known = ", ".join(label_of(results_dir, n) for n in all_models(results_dir)) or "none"
+    raise AnalysisError(f"{option}: '{target}' is neither a results folder nor a model in {results_dir} "
+                        f"(known models: {known})")
 
 
-def _model_by_label_or_name(results_dir: Path, task: str, key: str) -> str:
-    for name in result_models(results_dir, task):
-        if key in (name, label_of(results_dir, name)):
-            return name
-    raise FileNotFoundError(f"no results for model '{key}' on task '{task}' in {results_dir}")
+def _baseline_runs(base_dir: Path, base_key: str | None, tasks: list[str] | None) -> list[tuple[str, str]]:
+    """(task, model) of everything the baseline has (of `tasks`, when given): all of it is checked."""
+    out = []
+    for task in tasks or sorted(_tasks_with_runs(base_dir)):
+        models = result_models(base_dir, task)
+        if base_key is not None:
+            found = find_model(base_dir, base_key, models)
+            models = [found] if found else []
+        if not models and tasks:
+            whose = f" of model '{base_key}'" if base_key else ""
+            raise AnalysisError(f"--task: the baseline has no results{whose} for task '{task}' in {base_dir}")
+        out += [(task, m) for m in models]
+    if not out:
+        whose = f" of model '{base_key}'" if base_key else ""
+        raise AnalysisError(f"--baseline: no per-query results{whose} in {base_dir}: nothing to check ({RUN_HINT})")
+    return out
 
 
 def regression_gate(baseline: str, candidate: str = "results", *, results_dir: Path = Path("results"),
                     tasks: list[str] | None = None, metric: str = "ndcg_at_10", max_drop: float = 0.01,
                     alpha: float = 0.05, split: str = "test", n_resamples: int = 10_000,
-                    seed: int = 0) -> list[tuple[str, str, str, GateResult]]:
-    """Compare candidate vs baseline per task: (task, baseline model, candidate model, result).
+                    seed: int = 0, allow_missing: bool = False) -> GateRun:
+    """Compare candidate vs baseline on every (model, task) the baseline has.
 
     Each side is a results folder (then models are matched by name) or a model name/label in
-    `results_dir` (e.g. yesterday's fine-tune vs today's).
+    `results_dir` (e.g. yesterday's fine-tune vs today's). What the candidate lacks is an
+    AnalysisError naming it, unless `allow_missing` (then it is listed in `GateRun.skipped`).
     """
-    base_dir, base_model = _resolve(baseline, results_dir)
-    cand_dir, cand_model = _resolve(candidate, results_dir)
+    check_options(max_drop, alpha, n_resamples)
+    base_dir, base_model = _resolve(baseline, results_dir, "--baseline")
+    cand_dir, cand_model = _resolve(candidate, results_dir, "--candidate")
     if base_dir.resolve() == cand_dir.resolve() and base_model is None and cand_model is None:
-        raise FileNotFoundError("baseline and candidate are the same results folder: name a model or another folder")
-    task_names = tasks or sorted(_tasks_with_runs(base_dir) & _tasks_with_runs(cand_dir))
-    if not task_names:
-        raise FileNotFoundError(f"no task has per-query results in both {base_dir} and {cand_dir}")
-    out = []
-    for task in task_names:
-        if base_model or cand_model:
-            pairs = [(_model_by_label_or_name(base_dir, task, base_model or cand_model),
-                      _model_by_label_or_name(cand_dir, task, cand_model or base_model))]
+        raise AnalysisError("--baseline and --candidate are the same results folder: name a model or another folder")
+    base_key = base_model or cand_model
+    pairs, missing = [], []
+    for task, b in _baseline_runs(base_dir, base_key, tasks):
+        if cand_model is not None:
+            c = find_model(cand_dir, cand_model, result_models(cand_dir, task))
         else:
-            common = [m for m in result_models(cand_dir, task) if m in set(result_models(base_dir, task))]
-            pairs = [(m, m) for m in common]
-        for b, c in pairs:
-            result = regression_check(load_per_query(base_dir, b, task, metric, split),
-                                      load_per_query(cand_dir, c, task, metric, split), metric,
-                                      max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)
-            out.append((task, label_of(base_dir, b), label_of(cand_dir, c), result))
-    if not out:
-        raise FileNotFoundError("no model has results on both sides to compare")
-    return out
+            c = b if find_run(cand_dir, b, task) is not None else None
+        if c is None:
+            missing.append(f"model '{cand_model or b}' on task '{task}'")
+        else:
+            pairs.append((task, b, c))
+    where = f"{cand_dir}" + (f" (model '{cand_model}')" if cand_model else "")
+    if missing and not allow_missing:
+        raise AnalysisError(f"the candidate {where} lacks what the baseline has: {'; '.join(missing)}: "
+                            "run them, or pass --allow-missing to check only the rest")
+    if not pairs:
+        raise AnalysisError(f"nothing to compare: the candidate {where} has none of the baseline's results")
+    out = []
+    for task, b, c in pairs:
+        result = regression_check(load_scores(base_dir, b, task, metric, split),
+                                  load_scores(cand_dir, c, task, metric, split), metric,
+                                  max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)
+        out.append((task, label_of(base_dir, b), label_of(cand_dir, c), result))
+    return GateRun(out, missing)
 
 
 def _tasks_with_runs(results_dir: Path) -> set[str]:
-    base = Path(results_dir) / "private-mteb" / "runs"
+    base = Path(results_dir) / SIDE / "runs"
     return {p.name for p in base.glob("*/*/*") if p.is_dir()}

@@ -1,35 +1,129 @@
 """Stored results -> per-query score tables (one column per model), and the tags of each query.
 
 Reads only what `run` stored (runners/results/store.py) and the task's own files: no model
-library is imported, so analysis starts in well under a second.
+library is imported, so analysis starts in well under a second. Every question the stored
+results cannot answer (no results, unknown metric or model, damaged file) is an AnalysisError:
+one line naming what is missing and what to do, never a KeyError deep inside pandas.
 """
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from custom_tasks.config import find_task_configs, resolve_task_config
 from custom_tasks.sources import load_collection
 
-from ..results.store import find_run, load_candidates, load_per_query, read_json
+from ..results.store import find_run, load_candidates, read_json
+from .errors import AnalysisError
+
+RUN_HINT = "run `private-mteb run` first"
+
+
+def all_models(results_dir: Path) -> list[str]:
+    """Every model name the folder knows (candidates.json order, then any other mteb results)."""
+    base = Path(results_dir) / "results"
+    names = list(load_candidates(results_dir))
+    if base.is_dir():
+        for meta in sorted(base.glob("*/*/model_meta.json")):
+            try:
+                name = read_json(meta).get("name")
+            except (OSError, ValueError):
+                continue  # a damaged mteb meta file names no model; its runs are still found by name
+            if name and name not in names:
+                names.append(name)
+    return names
 
 
 def result_models(results_dir: Path, task_name: str) -> list[str]:
     """Model names with per-query scores for this task (in candidates.json order, then any others)."""
-    base = Path(results_dir) / "results"
-    names = [n for n in load_candidates(results_dir)]
-    if base.is_dir():
-        for meta in sorted(base.glob("*/*/model_meta.json")):
-            name = read_json(meta).get("name")
-            if name and name not in names:
-                names.append(name)
-    return [n for n in names if find_run(results_dir, n, task_name) is not None]
+    return [n for n in all_models(results_dir) if find_run(results_dir, n, task_name) is not None]
 
 
 def label_of(results_dir: Path, model_name: str) -> str:
     return load_candidates(results_dir).get(model_name, {}).get("label") or model_name
+
+
+def find_model(results_dir: Path, key: str, names: Iterable[str] | None = None) -> str | None:
+    """The stored model called ``key`` (its results name or its label), None if none is."""
+    names = list(all_models(results_dir) if names is None else names)
+    if key in names:
+        return key
+    return next((n for n in names if label_of(results_dir, n) == key), None)
+
+
+def resolve_models(results_dir: Path, keys: Iterable[str]) -> list[str]:
+    """Results names for user-given names or labels (`--models a,b`); unknown ones -> AnalysisError."""
+    names = all_models(results_dir)
+    out = []
+    for key in keys:
+        found = find_model(results_dir, key, names)
+        if found is None:
+            known = ", ".join(label_of(results_dir, n) for n in names) or "none"
+            raise AnalysisError(f"--models: no model '{key}' in {results_dir} (known: {known})")
+        out.append(found)
+    return out
+
+
+def require_results(results_dir: Path, models: Iterable[str], task_name: str, hint: str = RUN_HINT) -> None:
+    """Every named model has per-query results for the task, else one line naming the missing ones."""
+    missing = [m for m in models if find_run(results_dir, m, task_name) is None]
+    if missing:
+        raise AnalysisError(f"no results for model(s) {', '.join(repr(m) for m in missing)} on task "
+                            f"'{task_name}' in {results_dir}: {hint}")
+
+
+def _close(metric: str, known: list[str]) -> str:
+    guess = metric.strip().lower().replace("@", "_at_")
+    hits = [guess] if guess in known else difflib.get_close_matches(metric, known, n=1, cutoff=0.5)
+    return f"; did you mean '{hits[0]}'?" if hits else ""
+
+
+def check_metric(metric: str, known: Iterable[str], where: str = "--metric") -> None:
+    """Unknown metric names fail up front, with the closest stored one (`ndcg@10` -> `ndcg_at_10`)."""
+    known = sorted(known)
+    if metric not in known:
+        raise AnalysisError(f"{where}: unknown metric '{metric}'{_close(metric, known)} "
+                            f"(stored: {', '.join(k for k in known if '_at_' in k) or ', '.join(known)})")
+
+
+def _per_query_file(results_dir: Path, model_name: str, task_name: str, split: str,
+                    revision: str | None) -> tuple[Path, dict[str, Any]]:
+    folder = find_run(results_dir, model_name, task_name, revision)
+    if folder is None:
+        raise AnalysisError(f"no results for model '{model_name}' on task '{task_name}' in {results_dir}: "
+                            f"{RUN_HINT}")
+    path = folder / f"per_query_{split}.json"
+    if not path.exists():
+        raise AnalysisError(f"{path}: no per-query scores for split '{split}': run the task with that split")
+    try:
+        data = read_json(path)
+        subsets = data["subsets"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise AnalysisError(f"{path}: damaged per-query file ({type(e).__name__}): delete {folder} and "
+                            f"re-run `private-mteb run`") from None
+    return path, subsets
+
+
+def stored_metrics(results_dir: Path, model_name: str, task_name: str, split: str = "test",
+                   subset: str = "default") -> list[str]:
+    """The metric names stored per query for one model and task."""
+    _, subsets = _per_query_file(results_dir, model_name, task_name, split, None)
+    return sorted(subsets.get(subset, {}))
+
+
+def load_scores(results_dir: Path, model_name: str, task_name: str, metric: str = "ndcg_at_10",
+                split: str = "test", revision: str | None = None, subset: str = "default") -> pd.Series:
+    """Per-query scores of one model on one task; missing, damaged or unknown -> AnalysisError."""
+    path, subsets = _per_query_file(results_dir, model_name, task_name, split, revision)
+    if subset not in subsets:
+        raise AnalysisError(f"{path}: no subset '{subset}' (stored: {', '.join(subsets)})")
+    check_metric(metric, subsets[subset])
+    return pd.Series(subsets[subset][metric], name=model_name, dtype=float).sort_index()
 
 
 def per_query_table(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", split: str = "test",
@@ -38,17 +132,17 @@ def per_query_table(results_dir: Path, task_name: str, metric: str = "ndcg_at_10
     names = models or result_models(results_dir, task_name)
     out: dict[str, pd.Series] = {}
     for name in names:
-        out[label_of(results_dir, name)] = load_per_query(results_dir, name, task_name, metric, split)
+        out[label_of(results_dir, name)] = load_scores(results_dir, name, task_name, metric, split)
     if not out:
-        raise FileNotFoundError(f"no per-query results for task '{task_name}' in {results_dir}: run `private-mteb run` first")
+        raise AnalysisError(f"no per-query results for task '{task_name}' in {results_dir}: {RUN_HINT}")
     return out
 
 
-def task_tags(task_name: str) -> pd.DataFrame | None:
-    """Query tags from a private task's collection (None for public tasks / no tags)."""
-    if task_name not in find_task_configs():
+def task_tags(task: str) -> pd.DataFrame | None:
+    """Query tags from a private task's collection, by name or YAML path (None for public tasks / no tags)."""
+    if task not in find_task_configs() and Path(task).suffix not in {".yaml", ".yml"}:
         return None
-    cfg = resolve_task_config(task_name)
+    cfg = resolve_task_config(task)
     collection = load_collection(cfg.source, cfg.base_dir, cfg.name)
     if not collection.query_tags:
         return None

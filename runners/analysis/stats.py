@@ -259,19 +259,24 @@ def _fmt_p(p: float) -> str:
     return f"p={p:.3f}" if p < 0.01 else f"p={p:.2f}"
 
 
+def _from_winner_side(diff: float, significant: bool) -> bool:
+    """A significant win of b is reported as "b beats a", so its numbers change sign."""
+    return bool(significant and diff < 0)
+
+
 def _verdict(a: str, b: str, label: str, diff: float, lo: float, hi: float,
              p: float, significant: bool) -> str:
     if not significant:
         return (f"no detectable difference between {a} and {b} on {label} "
                 f"(diff {diff:+.3f} [{lo:+.3f}, {hi:+.3f}], {_fmt_p(p)} Holm)")
-    if diff < 0:  # report from the winner's side
+    if _from_winner_side(diff, significant):
         a, b, diff, lo, hi = b, a, -diff, -hi, -lo
     return f"{a} beats {b} on {label} by {diff:+.3f} [{lo:+.3f}, {hi:+.3f}], {_fmt_p(p)} (Holm)"
 
 
 _PAIR_COLUMNS = ["candidate_a", "candidate_b", "n", "mean_a", "mean_b", "diff", "diff_ci_low",
                  "diff_ci_high", "p_randomization", "p_ttest", "p_holm", "cohens_dz",
-                 "significant", "verdict"]
+                 "significant", "verdict", "verdict_dz"]
 
 
 def paired_tests(per_query: PerQuery, n_resamples: int = 10_000, seed: int = 0,
@@ -286,7 +291,9 @@ def paired_tests(per_query: PerQuery, n_resamples: int = 10_000, seed: int = 0,
     * p_holm: Holm over all pairs of the randomization p-values; ``significant``
       is ``p_holm < alpha``, so the 45 comparisons of 10 models do not yield
       spurious "wins".
-    * cohens_dz: mean diff / SD of diffs (NaN if SD is 0).
+    * cohens_dz: mean diff / SD of diffs (NaN if SD is 0), sign of a - b.
+    * verdict_dz: d_z with the sign of the difference the verdict reports (a significant win
+      of b reads "b beats a by +x", so its d_z is positive too): print this one beside it.
     """
     df = align(per_query, on_mismatch)
     names, x = list(df.columns), df.to_numpy()
@@ -318,6 +325,8 @@ def paired_tests(per_query: PerQuery, n_resamples: int = 10_000, seed: int = 0,
     out["verdict"] = [
         _verdict(r.candidate_a, r.candidate_b, label, r.diff, r.diff_ci_low, r.diff_ci_high,
                  r.p_holm, r.significant) for r in out.itertuples(index=False)]
+    out["verdict_dz"] = [-r.cohens_dz if _from_winner_side(r.diff, r.significant) else r.cohens_dz
+                         for r in out.itertuples(index=False)]
     return out
 
 

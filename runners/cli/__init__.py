@@ -6,18 +6,19 @@ imported when the command runs, so `--help` and the analysis commands start fast
 
 from __future__ import annotations
 
-import typer
+import sys
 
 from . import analysis, run, tasks
 from . import export as export_cmds
 from . import inspect as inspect_cmds
 from . import labels as labels_cmds
+from .common import App, report_error
 from .compare import compare
 from .init import init_cmd
 from .report import report_cmd
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Score embedding models on your own documents with MTEB's metrics.")
+app = App(add_completion=False, no_args_is_help=True,
+          help="Score embedding models on your own documents with MTEB's metrics.")
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(labels_cmds.app, name="labels")
 app.command("run")(run.run)
@@ -32,7 +33,13 @@ app.command("report")(report_cmd)
 
 
 def main() -> None:
-    app()
+    """Entry point: every command is wrapped by `friendly_errors`; this catches what escapes before one runs."""
+    try:
+        app()
+    except SystemExit:
+        raise
+    except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - the exit-code contract (runners/cli/common.py)
+        sys.exit(report_error(e))
 
 
 __all__ = ["app", "main"]

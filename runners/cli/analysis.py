@@ -1,14 +1,88 @@
-"""`private-mteb stats|check|experiments`: statistics from stored results (no model library loaded)."""
+"""`private-mteb stats|check|experiments`: statistics from stored results (no model library loaded).
+
+`stats` and `experiments` compare the candidates of the given config (or `--models`), never
+"whatever is in the results folder": the Holm correction and the power sentence depend on the set.
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.table import Table
 
-from .common import console, emit, fmt4, friendly_errors, offline_default
+from .common import EXIT_REGRESSION, console, fmt4, friendly_errors, offline_default
+
+FORMATS = ("table", "markdown", "csv", "json")
+
+
+def _split(text: Optional[str]) -> list[str]:
+    return [t.strip() for t in (text or "").split(",") if t.strip()]
+
+
+def _task_name(entry: str) -> str:
+    """A benchmark's task entry (a name or a task YAML path) -> the name results are filed under."""
+    if Path(entry).suffix in {".yaml", ".yml"}:
+        from custom_tasks.config import TaskConfig
+
+        return TaskConfig.from_file(entry).name
+    return entry
+
+
+def _candidates(cfg: Any, config: Path, models: Optional[str], experiments: bool, tasks: list[str]) -> list[str]:
+    """Results names to compare: `--models` (names or labels), else the config's `models:` (and, for
+    `experiments`, its planned experiment candidates); each must have results for every task."""
+    from ..analysis.per_query import require_results, resolve_models
+
+    if models is not None:
+        names = resolve_models(cfg.results_path, _split(models))
+        if not names:
+            raise typer.BadParameter("give at least one model name or label", param_hint="--models")
+    else:
+        names = [m.results_name for m in cfg.models]
+        if experiments:
+            from ..config.experiments import plan_experiments
+
+            names += [p.name for p in plan_experiments(cfg)]
+    for task in tasks:
+        require_results(cfg.results_path, names, task, hint=f"run `private-mteb run -c {config}`")
+    return names
+
+
+def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
+    from ..analysis.stats import metric_label
+
+    label = metric_label(rep.metric)
+    t = Table("subset", "model", "n", label, f"{int(confidence * 100)}% CI",
+              title=f"{rep.task} — {label} ({rep.n_queries} queries, {resamples} resamples)")
+    for r in rep.intervals.itertuples():
+        t.add_row(r.subset, r.candidate, str(r.n_queries), fmt4(r.mean), f"[{fmt4(r.ci_low)}, {fmt4(r.ci_high)}]")
+    console.print(t)
+    if not rep.pairs.empty:
+        for subset, rows in rep.pairs.groupby("subset", sort=False):
+            console.print(f"[bold]paired tests ({subset})[/]")
+            for r in rows.itertuples():
+                console.print(f"  {r.verdict}  [dim](t-test p={r.p_ttest:.3g}, d_z={r.verdict_dz:+.2f})[/]",
+                              highlight=False)
+    console.print(f"[yellow]power:[/] {rep.power}", highlight=False)
+
+
+def _stats_csv(reports: list[Any]) -> str:
+    """One table: a row per interval and per pair (`kind`), each with its task, metric and power line."""
+    import pandas as pd
+
+    frames = []
+    for rep in reports:
+        for kind, df in (("interval", rep.intervals), ("pair", rep.pairs)):
+            if not df.empty:
+                frames.append(df.assign(kind=kind, task=rep.task, metric=rep.metric, power=rep.power))
+    if not frames:
+        return ""
+    out = pd.concat(frames, ignore_index=True)
+    first = ["kind", "task", "metric", "subset"]
+    return out[first + [c for c in out.columns if c not in first]].to_csv(index=False)
 
 
 @friendly_errors
@@ -17,41 +91,44 @@ def stats_cmd(
     task: Optional[list[str]] = typer.Option(None, "--task", "-t", help="default: the config's tasks"),
     metric: Optional[list[str]] = typer.Option(None, "--metric", "-m", help="e.g. ndcg_at_10 (repeatable)"),
     by: Optional[list[str]] = typer.Option(None, "--by", help="break down by query tag, e.g. source"),
-    resamples: Optional[int] = typer.Option(None, help="bootstrap / permutation resamples"),
+    models: Optional[str] = typer.Option(None, "--models", help="a,b,...: names or labels (default: the config's models)"),
+    resamples: Optional[int] = typer.Option(None, min=1, help="bootstrap / permutation resamples"),
     seed: Optional[int] = typer.Option(None),
     fmt: str = typer.Option("table", "--format", help="table|markdown|csv|json"),
 ) -> None:
-    """95% bootstrap intervals, paired tests of every pair (Holm), power warning."""
+    """95% bootstrap intervals, paired tests of every pair of the config's models (Holm), power warning."""
     offline_default()
-    from ..analysis.stats import metric_label
+    if fmt not in FORMATS:
+        raise typer.BadParameter(f"unknown format '{fmt}' ({'|'.join(FORMATS)})", param_hint="--format")
     from ..analysis.stats_report import stats_report
     from ..config.benchmark import BenchmarkConfig
 
     cfg = BenchmarkConfig.from_file(config)
     opts = cfg.stats
-    for task_name in task or cfg.tasks:
+    entries = [(e, _task_name(e)) for e in task or cfg.tasks]
+    names = _candidates(cfg, config, models, False, [name for _, name in entries])
+    n_resamples = resamples or opts.resamples
+    reports = []
+    for entry, task_name in entries:
         for m in metric or opts.metrics:
-            rep = stats_report(cfg.results_path, task_name, m, n_resamples=resamples or opts.resamples,
+            rep = stats_report(cfg.results_path, task_name, m, n_resamples=n_resamples,
                                seed=opts.seed if seed is None else seed, confidence=opts.confidence,
-                               method=opts.method, tags=by if by is not None else opts.tags)
-            label = metric_label(m)
-            if fmt != "table":
-                emit(rep.intervals.assign(task=task_name, metric=m), fmt)
+                               method=opts.method, tags=by if by is not None else opts.tags, models=names,
+                               strict_tags=by is not None, task_source=entry)
+            if fmt == "table":
+                _stats_table(rep, opts.confidence, n_resamples)
+            elif fmt == "markdown":
+                console.print(rep.intervals.assign(task=task_name, metric=m).to_markdown(index=False),
+                              highlight=False, markup=False)
                 if not rep.pairs.empty:
-                    emit(rep.pairs.assign(task=task_name, metric=m), fmt)
-                continue
-            t = Table("subset", "model", "n", label, f"{int(opts.confidence * 100)}% CI",
-                      title=f"{task_name} — {label} ({rep.n_queries} queries, {resamples or opts.resamples} resamples)")
-            for r in rep.intervals.itertuples():
-                t.add_row(r.subset, r.candidate, str(r.n_queries), fmt4(r.mean), f"[{fmt4(r.ci_low)}, {fmt4(r.ci_high)}]")
-            console.print(t)
-            if not rep.pairs.empty:
-                for subset, rows in rep.pairs.groupby("subset", sort=False):
-                    console.print(f"[bold]paired tests ({subset})[/]")
-                    for r in rows.itertuples():
-                        console.print(f"  {r.verdict}  [dim](t-test p={r.p_ttest:.3g}, d_z={r.cohens_dz:+.2f})[/]",
-                                      highlight=False)
-            console.print(f"[yellow]power:[/] {rep.power}", highlight=False)
+                    console.print(rep.pairs.assign(task=task_name, metric=m).to_markdown(index=False),
+                                  highlight=False, markup=False)
+                console.print(f"power: {rep.power}", highlight=False, markup=False)
+            reports.append(rep)
+    if fmt == "json":  # exactly one JSON document, NaN -> null (plain stdout: rich would wrap lines)
+        typer.echo(json.dumps({"tasks": [r.to_dict() for r in reports]}, indent=1, allow_nan=False))
+    elif fmt == "csv":
+        typer.echo(_stats_csv(reports), nl=False)
 
 
 @friendly_errors
@@ -61,38 +138,50 @@ def check_cmd(
     results: Path = typer.Option(Path("results"), "--results", help="where model names are looked up"),
     task: Optional[list[str]] = typer.Option(None, "--task", "-t"),
     metric: str = typer.Option("ndcg_at_10", "--metric"),
-    max_drop: float = typer.Option(0.01, "--max-drop", help="largest tolerated drop of the mean"),
-    alpha: float = typer.Option(0.05, "--alpha"),
+    max_drop: float = typer.Option(0.01, "--max-drop", help="largest tolerated drop of the mean (>= 0)"),
+    alpha: float = typer.Option(0.05, "--alpha", help="significance level, 0 < alpha < 1"),
     resamples: int = typer.Option(10_000, "--resamples"),
     seed: int = typer.Option(0, "--seed"),
+    allow_missing: bool = typer.Option(False, "--allow-missing",
+                                       help="skip (and list) baseline models/tasks the candidate lacks"),
 ) -> None:
-    """Regression gate for CI: exit 1 only if the drop is larger than allowed AND significant."""
+    """Regression gate for CI: exit 1 only if the drop is larger than allowed AND significant;
+    exit 2 if it cannot check everything the baseline has (or an option is wrong)."""
     from ..analysis.gate import regression_gate
 
-    outcomes = regression_gate(baseline, candidate, results_dir=results, tasks=task, metric=metric,
-                               max_drop=max_drop, alpha=alpha, n_resamples=resamples, seed=seed)
-    failed = 0
-    for task_name, base, cand, res in outcomes:
+    run = regression_gate(baseline, candidate, results_dir=results, tasks=task, metric=metric,
+                          max_drop=max_drop, alpha=alpha, n_resamples=resamples, seed=seed,
+                          allow_missing=allow_missing)
+    for what in run.skipped:
+        console.print(f"[yellow]skipped (not in the candidate, --allow-missing): {what}[/]", highlight=False)
+    for task_name, base, cand, res in run:
         colour = "green" if res.passed else "red"
         console.print(f"[{colour}]{task_name}: {base} -> {cand}: {res.reason}[/]", highlight=False)
-        failed += not res.passed
-    if failed:
-        raise typer.Exit(1)
+    if not run.passed:
+        raise typer.Exit(EXIT_REGRESSION)
 
 
 @friendly_errors
 def experiments_cmd(
     config: Path = typer.Option(Path("configs/benchmarks/experiments-demo.yaml"), "--config", "-c"),
     metric: Optional[list[str]] = typer.Option(None, "--metric", "-m"),
+    models: Optional[str] = typer.Option(None, "--models", help="a,b,...: only these candidates (names or labels)"),
     csv: Optional[Path] = typer.Option(None, "--csv", help="also write the table as CSV"),
 ) -> None:
     """Experiment candidates vs their plain dense model: mean [CI], paired difference, Holm p, ANN overlap."""
     offline_default()
     from ..analysis.experiments import experiment_table, format_experiment_table
+    from ..analysis.per_query import check_metric, stored_metrics
     from ..config.benchmark import BenchmarkConfig
+    from ..results.store import atomic_write_bytes
 
     cfg = BenchmarkConfig.from_file(config)
-    df = experiment_table(cfg.results_path, cfg, metric)
+    tasks = [_task_name(t) for t in cfg.tasks]
+    names = _candidates(cfg, config, models, True, tasks)
+    known = stored_metrics(cfg.results_path, names[0], tasks[0])
+    for m in metric or cfg.stats.metrics:
+        check_metric(m, known)
+    df = experiment_table(cfg.results_path, cfg, metric, models=names if models is not None else None)
     console.print(format_experiment_table(df), highlight=False, markup=False)
     if csv:
-        df.to_csv(csv, index=False)
+        atomic_write_bytes(csv, df.to_csv(index=False).encode())

@@ -1,36 +1,128 @@
-"""What every command shares: consoles, the error contract, offline defaults, table output."""
+"""What every command shares: consoles, the exit-code contract, offline defaults, table output.
+
+Exit codes (every command): 0 success; 1 a regression found (`check` only); 2 bad input, usage or
+environment (bad data/config, missing or damaged results, unknown metric/tag/model, disk full,
+permission denied); 130 interrupted. Anything unexpected is one "internal error" line and exit 2.
+A traceback is printed only with PRIVATE_MTEB_DEBUG=1.
+"""
 
 from __future__ import annotations
 
+import errno
 import functools
+import json
 import os
 import sys
+import traceback
 from typing import Any, Callable
 
 import typer
+from typer.exceptions import TyperException
 from rich.console import Console
 
 console = Console(width=None if sys.stdout.isatty() else 140)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
+EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+_DISK_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+_NO_WRITE = {errno.EACCES, errno.EPERM, errno.EROFS}
+
+
+def debug() -> bool:
+    return os.environ.get("PRIVATE_MTEB_DEBUG") == "1"
+
+
+def _os_error_line(e: OSError) -> str:
+    """Disk full / permission / missing file: the file and what to do."""
+    where = e.filename or "a file"
+    if isinstance(e, FileNotFoundError):
+        return f"{e.filename}: file not found" if e.filename else str(e)
+    if e.errno in _DISK_FULL:
+        return f"disk full while writing {where}: free space or point results_dir elsewhere"
+    if e.errno == errno.EROFS:
+        return f"cannot write {where}: read-only file system: point results_dir elsewhere"
+    if e.errno in _NO_WRITE or isinstance(e, PermissionError):
+        return f"cannot write {where}: permission denied: make it writable or point results_dir elsewhere"
+    return f"{where}: {e.strerror or e}"
+
+
+def error_line(e: BaseException) -> tuple[int, str]:
+    """(exit code, one line) for an exception that escaped a command."""
+    from custom_tasks.errors import CollectionError
+
+    from ..analysis.errors import AnalysisError
+
+    if isinstance(e, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, "interrupted"
+    if isinstance(e, (CollectionError, AnalysisError)):
+        return EXIT_BAD_INPUT, str(e)
+    if isinstance(e, json.JSONDecodeError):
+        return EXIT_BAD_INPUT, (f"a stored JSON file is damaged ({e.msg}, line {e.lineno}): re-run with "
+                                "PRIVATE_MTEB_DEBUG=1 to see which, delete it and re-run `private-mteb run`")
+    if isinstance(e, OSError):
+        return EXIT_BAD_INPUT, _os_error_line(e)
+    return EXIT_BAD_INPUT, (f"internal error: {type(e).__name__}: {e} "
+                            "(run with PRIVATE_MTEB_DEBUG=1 for the traceback)")
+
+
+def report_error(e: BaseException) -> int:
+    """Print the one line (and, with PRIVATE_MTEB_DEBUG=1, the traceback); return the exit code."""
+    code, line = error_line(e)
+    if debug():
+        err_console.print("".join(traceback.format_exception(e)), highlight=False, markup=False, end="")
+    err_console.print(f"[bold red]error:[/] {line}", highlight=False, soft_wrap=True)
+    return code
+
 
 def friendly_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Bad input -> one red line and exit code 2, never a traceback."""
+    """The exit-code contract for one command: any exception -> one red line and exit 2 (130 on Ctrl-C)."""
+    if getattr(func, "_friendly", False):
+        return func
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from custom_tasks.errors import CollectionError
-
         try:
             return func(*args, **kwargs)
-        except CollectionError as e:
-            err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
-        except FileNotFoundError as e:
-            err_console.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
+        except (typer.Exit, typer.Abort, TyperException, SystemExit):
+            raise  # typer.Exit(code) and usage errors (click's exit 2) keep their own meaning
+        except BaseException as e:  # noqa: BLE001 - the one place that turns every fault into an exit code
+            if not isinstance(e, (Exception, KeyboardInterrupt)):
+                raise
+            raise typer.Exit(report_error(e)) from None
 
+    wrapper._friendly = True  # type: ignore[attr-defined]
     return wrapper
+
+
+class App(typer.Typer):
+    """A Typer whose every command is wrapped in `friendly_errors`: no command can leak a traceback."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("pretty_exceptions_enable", False)
+        super().__init__(**kwargs)
+
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        register = super().command(*args, **kwargs)
+
+        def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
+            register(friendly_errors(func))
+            return func
+
+        return decorator
+
+    def add_typer(self, typer_instance: typer.Typer, **kwargs: Any) -> None:
+        """Sub-apps (`tasks`, ...) get the same contract even when built with a plain typer.Typer."""
+        _wrap_commands(typer_instance)
+        super().add_typer(typer_instance, **kwargs)
+
+
+def _wrap_commands(app: typer.Typer) -> None:
+    for info in app.registered_commands:
+        if info.callback is not None:
+            info.callback = friendly_errors(info.callback)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            _wrap_commands(group.typer_instance)
 
 
 def offline_default() -> None:

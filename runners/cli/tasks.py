@@ -7,9 +7,9 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from .common import console, friendly_errors
+from .common import App, console, friendly_errors
 
-app = typer.Typer(no_args_is_help=True, help="Private collections registered in configs/tasks/.")
+app = App(no_args_is_help=True, help="Private collections registered in configs/tasks/.")
 
 
 @app.command("list")
