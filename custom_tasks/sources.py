@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .collection import Collection
 from .errors import ConfigError
 from .readers import get_reader
+from .readers.extra_labels import merge_labels
 
 FORMATS = ("beir", "trec", "tables", "evalset")
 
@@ -57,6 +58,7 @@ class _Source(_Strict):
     format: str
     encoding: str = "utf-8"
     splits: list[str] | None = None  # restrict to these splits; each must have labels
+    labels_file: str | None = None  # pooled judgments merged into qrels (`private-mteb labels import`)
 
 
 def _check_qrels(value: Any) -> Any:
@@ -151,4 +153,7 @@ def load_collection(source: dict, base_dir: Path, name: str) -> Collection:
     folder). Raises CollectionError (one line: file, line/row, problem) on bad input.
     """
     cfg = parse_source(source, name)
-    return get_reader(cfg.format)(cfg, Path(base_dir), name)
+    collection = get_reader(cfg.format)(cfg, Path(base_dir), name)
+    if cfg.labels_file:
+        merge_labels(collection, cfg.labels_file, Path(base_dir))
+    return collection

@@ -52,3 +52,53 @@ def judged(
         console.print(t)
         for line in rep.warnings:
             console.print(f"[yellow]warning:[/] {line.replace('CONFIG', str(config))}", highlight=False)
+
+
+@app.command("pool")
+@friendly_errors
+def pool(
+    config: Path = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c"),
+    depth: int = typer.Option(10, "--depth", min=1, help="top-k of each candidate to pool"),
+    out: Path = typer.Option(Path("pool.csv"), "--out", "-o", help="CSV path; a .jsonl twin is written next to it"),
+    task: Optional[str] = typer.Option(None, "--task", "-t", help="default: the config's only task"),
+    models: Optional[str] = typer.Option(None, "--models", help="a,b,...: names or labels (default: the config's)"),
+    split: str = typer.Option("test", "--split"),
+    seed: int = typer.Option(0, "--seed", help="shuffle seed: the order hides which model found a pair"),
+) -> None:
+    """Write the unlabelled (query, document) pairs of the candidates' top-k for annotators (CSV + JSONL)."""
+    offline_default()
+    from ..analysis.judged import task_collection
+    from ..analysis.pool import build_pool, write_pool
+    from ..config.benchmark import BenchmarkConfig
+    from ..config.task_lookup import pick_task
+
+    cfg = BenchmarkConfig.from_file(config)
+    collection = task_collection(pick_task(cfg, task), cfg)
+    p = build_pool(cfg.results_path, collection, _models(cfg, models), depth, split, seed)
+    csv_path, jsonl_path = write_pool(p.rows, out)
+    console.print(f"{len(p.rows)} unlabelled pairs for {p.n_queries} queries (top-{depth} of {len(p.per_model)} "
+                  f"candidates, shuffled with seed {seed}) -> {csv_path}, {jsonl_path}", highlight=False)
+    console.print("fill 'grade' (2 = answers it, 1 = partly, 0 = not relevant; leave empty to skip), then "
+                  f"`private-mteb labels import {csv_path} -t {collection.name}`", highlight=False)
+
+
+@app.command("import")
+@friendly_errors
+def import_cmd(
+    file: Path = typer.Argument(..., help="the filled pool file (CSV, TSV, JSONL or Parquet)"),
+    task: str = typer.Option(..., "--task", "-t", help="task name (configs/tasks) or YAML path"),
+    annotator: Optional[str] = typer.Option(None, "--annotator", help="default: the file's 'annotator' column, "
+                                                                       "else your user name"),
+) -> None:
+    """Validate the grades, merge them (annotator, date, source `pooled`) into the task's labels file."""
+    from custom_tasks.config import resolve_task_config
+
+    from ..analysis.label_import import import_labels
+
+    cfg = resolve_task_config(task)
+    r = import_labels(file, cfg, annotator)
+    console.print(f"{cfg.name}: {r.added} new, {r.changed} changed, {r.unchanged} unchanged judgment(s) -> "
+                  f"{r.labels_path}" + (f" (now named by {cfg.path})" if r.yaml_changed else "")
+                  + (f"; {r.ungraded} row(s) without a grade left out" if r.ungraded else ""), highlight=False)
+    console.print(f"data revision {r.old_revision} -> {r.new_revision}: `private-mteb run` re-scores every "
+                  "candidate (dense ones from cached vectors, nothing is encoded again)", highlight=False)

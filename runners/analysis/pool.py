@@ -1,0 +1,77 @@
+"""Pooling: the unlabelled (query, document) pairs in the union of the candidates' top-k, for annotators.
+
+Classic IR pooling: a model that finds good documents nobody labelled is punished until they are
+labelled. The pool is the union over candidates, shuffled with a seed, and carries no model name, so
+annotators cannot tell (or favour) which system found a document. Unlike result files, the pool holds
+query and document texts by design: it is for the team's own annotators.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from custom_tasks.collection import Collection
+
+from ..results.store import atomic_write_bytes
+from .errors import AnalysisError
+from .judged import ranked_ids, stored_rankings
+
+COLUMNS = ["query_id", "doc_id", "split", "query", "title", "document", "grade"]
+
+
+@dataclass
+class Pool:
+    rows: list[dict[str, Any]]
+    n_queries: int  # queries with at least one pair to label
+    per_model: dict[str, int]  # unlabelled documents in each model's top-k (pairs, before the union)
+
+
+def build_pool(results_dir: Path, collection: Collection, models: Sequence[str], depth: int = 10,
+               split: str = "test", seed: int = 0) -> Pool:
+    """The unlabelled pairs of every evaluated query among the top-`depth` of any model, shuffled."""
+    if depth < 1:
+        raise AnalysisError(f"--depth must be >= 1, got {depth}")
+    if split not in collection.qrels:
+        raise AnalysisError(f"task '{collection.name}' has no split '{split}' (splits: {collection.splits})")
+    qrels = collection.qrels[split]
+    pairs: set[tuple[str, str]] = set()
+    per_model: dict[str, int] = {}
+    for model in models:
+        rankings, stored = stored_rankings(results_dir, model, collection.name, split)
+        if depth > stored:
+            raise AnalysisError(f"--depth {depth} is deeper than the {stored} documents stored per query for "
+                                f"'{model}': use --depth {stored} or re-run with a larger keep_top_k")
+        found = {(q, d) for q in qrels for d in ranked_ids(rankings.get(q, {}))[:depth] if d not in qrels[q]}
+        per_model[model] = len(found)
+        pairs |= found
+    ordered = sorted(pairs)
+    order = np.random.default_rng(seed).permutation(len(ordered))
+    rows = []
+    for i in order:
+        qid, doc_id = ordered[i]
+        doc = collection.corpus[doc_id]
+        rows.append({"query_id": qid, "doc_id": doc_id, "split": split, "query": collection.queries[qid],
+                     "title": doc.get("title", ""), "document": doc["text"], "grade": ""})
+    return Pool(rows, len({q for q, _ in pairs}), per_model)
+
+
+def write_pool(rows: list[dict[str, Any]], out: Path) -> tuple[Path, Path]:
+    """The pool as CSV (for a spreadsheet) and JSONL, same stem; both written atomically."""
+    out = Path(out)
+    csv_path, jsonl_path = out.with_suffix(".csv"), out.with_suffix(".jsonl")
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    atomic_write_bytes(csv_path, buf.getvalue().encode("utf-8"))
+    lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    atomic_write_bytes(jsonl_path, lines.encode("utf-8"))
+    return csv_path, jsonl_path
