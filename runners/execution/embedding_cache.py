@@ -2,17 +2,15 @@
 
 mteb's own `CachedEmbeddingWrapper` keeps one cache per task name, so two tasks sharing documents,
 a re-chunked collection or a changed label file would encode everything again. Here the key is
-(model, revision, prompt, text) — nothing about the task — and storage is append-only shards of
-float32 arrays written atomically, so a killed run never corrupts the cache. A local model's folder
-also carries the content hash of its files (`weights-<hash>`): retrained weights never reuse old vectors.
+(model, revision, prompt, text) — nothing about the task — and storage is append-only, memory-mapped
+shards of float32 arrays written atomically (vector_store.py): a killed run never corrupts the cache.
+A local model's folder also carries the content hash of its files (`weights-<hash>`): retrained weights never reuse old vectors.
 Encoding missing texts happens under a per-folder flock: a concurrent run waits, then finds them stored.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +18,9 @@ import numpy as np
 
 from custom_tasks.mteb_private import custom_collate_fn
 
-from ..results.locks import FileLock
-from ..results.store import env_faults, model_dir_name, tmp_path_for
+from ..results.store import env_faults, model_dir_name
 from .identity import weights_fingerprint
+from .vector_store import VectorStore
 
 _KEY_BYTES = 16
 
@@ -31,85 +29,7 @@ def text_key(prompt_key: str, text: str) -> bytes:
     return hashlib.blake2b(f"{prompt_key}\x00{text}".encode(), digest_size=_KEY_BYTES).digest()
 
 
-class EmbeddingStore:
-    """Append-only vectors for one (model, revision, variant) in a folder of `.npz` shards."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = Path(folder)
-        self._index: dict[bytes, tuple[int, int]] = {}
-        self._shards: list[np.ndarray] = []
-        self._seen: set[str] = set()
-        self._loaded = False
-
-    def _load(self) -> None:
-        if not self._loaded:
-            self.refresh()
-
-    def refresh(self) -> None:
-        """Read shards added since the last look (by this or another process)."""
-        self._loaded = True
-        if not self.folder.is_dir():
-            return
-        for path in sorted(self.folder.glob("shard-*.npz")):
-            if path.name in self._seen:
-                continue
-            self._seen.add(path.name)
-            try:
-                with np.load(path) as data:
-                    keys, vectors = data["keys"], data["vectors"]
-            except Exception:  # unreadable shard (should not happen: writes are atomic) -> ignore it
-                continue
-            self._add_shard(keys, vectors)
-
-    def lock(self) -> FileLock:
-        """The lock held while encoding what is missing (so two runs never encode the same texts)."""
-        return FileLock(self.folder / "encode.lock")
-
-    def _add_shard(self, keys: np.ndarray, vectors: np.ndarray) -> None:
-        shard_id = len(self._shards)
-        self._shards.append(vectors)
-        for row, key in enumerate(keys.tolist()):  # numpy "S" strips trailing NULs: pad back to the key size
-            self._index[bytes(key).ljust(_KEY_BYTES, b"\x00")] = (shard_id, row)
-
-    def __len__(self) -> int:
-        self._load()
-        return len(self._index)
-
-    def lookup(self, keys: list[bytes]) -> tuple[list[int], list[int], list[np.ndarray]]:
-        """Indices found, indices missing, and the found vectors (in order of `found`)."""
-        self._load()
-        found, missing, vectors = [], [], []
-        for i, key in enumerate(keys):
-            loc = self._index.get(key)
-            if loc is None:
-                missing.append(i)
-            else:
-                found.append(i)
-                vectors.append(self._shards[loc[0]][loc[1]])
-        return found, missing, vectors
-
-    def add(self, keys: list[bytes], vectors: np.ndarray) -> None:
-        """Persist new vectors as one shard (tmp file + rename: atomic)."""
-        self._load()
-        if not keys:
-            return
-        keys_arr = np.frombuffer(b"".join(keys), dtype=f"S{_KEY_BYTES}")
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        final = self.folder / f"shard-{uuid.uuid4().hex}.npz"
-        tmp = tmp_path_for(final)
-        with env_faults(final):
-            self.folder.mkdir(parents=True, exist_ok=True)
-            try:
-                with open(tmp, "wb") as f:
-                    np.savez(f, keys=keys_arr, vectors=vectors)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(tmp, final)
-            except BaseException:
-                tmp.unlink(missing_ok=True)
-                raise
-        self._seen.add(final.name)
-        self._add_shard(keys_arr, vectors)
+EmbeddingStore = VectorStore  # the memory-mapped store (vector_store.py); old `.npz` shards migrate on open
 
 
 class CachedEncoder:
