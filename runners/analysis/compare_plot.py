@@ -98,7 +98,8 @@ def comparison_figure(comp: Comparison, intervals: Mapping[str, tuple[float, flo
         if values:
             lo, hi = min(values), max(values)
             pad = max(0.1 - (hi - lo), 0) / 2 + 0.08 * max(hi - lo, 0.1)
-            setter(max(lo - pad, 0.0) if lo >= 0 else lo - pad, min(hi + pad, 1.0) if hi <= 1 else hi + pad)
+            # scores live in [0, 1]: never show far past it, but leave room so a point at 1.0 is not on the frame
+            setter(max(lo - pad, -0.02) if lo >= 0 else lo - pad, min(hi + pad, 1.02) if hi <= 1 else hi + pad)
     if (pts[PRIVATE_FLAG] | pts[PUBLIC_FLAG]).any():
         ax.text(0.99, 0.01, "hollow: incomplete scores, left out of the correlation", transform=ax.transAxes,
                 ha="right", va="bottom", fontsize=7, color="0.4")

@@ -12,6 +12,7 @@ from . import analysis, run, tasks
 from . import export as export_cmds
 from . import inspect as inspect_cmds
 from . import labels as labels_cmds
+from .growth import growth_cmd
 from .common import App, report_error
 from .compare import compare
 from .init import init_cmd
@@ -26,6 +27,7 @@ app.command("stats")(analysis.stats_cmd)
 app.command("check")(analysis.check_cmd)
 app.command("experiments")(analysis.experiments_cmd)
 app.command("compare")(compare)
+app.command("growth")(growth_cmd)
 app.add_typer(inspect_cmds.app, name="inspect")
 app.add_typer(export_cmds.app, name="export")
 app.command("init")(init_cmd)

@@ -60,7 +60,8 @@ def forest(panels: Sequence[tuple[str, pd.DataFrame]], baseline: str, metric_lab
             colour = NS if not r.significant else BETTER if r["diff"] > 0 else WORSE
             ax.plot([r.diff_ci_low, r.diff_ci_high], [y, y], color=colour, lw=1.6, solid_capstyle="butt")
             ax.plot([r["diff"]], [y], "o", ms=5, color=colour, mfc=colour if r.significant else "white")
-            ax.text(right, y, fmt_p(r.p_holm), fontsize=7, ha="right", va="center", color=colour)
+            ax.text(right - 0.02 * (right - lo), y, fmt_p(r.p_holm), fontsize=7, ha="right", va="center",
+                    color=colour)
         ax.axvline(0, color=BASE, lw=0.8, ls="--")
         ax.set_xlim(lo, right)
         ax.set_ylim(-0.7, len(order) - 0.3)
@@ -72,7 +73,7 @@ def forest(panels: Sequence[tuple[str, pd.DataFrame]], baseline: str, metric_lab
         ax.grid(axis="x", alpha=0.25)
         if i >= len(panels) - ncols:
             ax.set_xlabel(f"Δ {metric_label} vs {baseline}", fontsize=8)
-    fig.subplots_adjust(wspace=0.08, hspace=0.55)
+    fig.set_layout_engine("constrained")  # titles and tick labels of stacked panels never overlap
     return fig
 
 
