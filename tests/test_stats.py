@@ -313,3 +313,17 @@ def test_gate_improvement_passes_and_aligns_ids():
         warnings.simplefilter("error")
         g = regression_check(x, better, "mrr_at_10")
     assert g.passed and g.drop == pytest.approx(-0.05) and "did not drop" in g.reason
+
+
+def test_verdict_dz_has_the_sign_of_the_reported_difference():
+    rng = np.random.default_rng(9)
+    base = _series(rng.random(200))
+    weak = base - 0.05 + _series(rng.normal(0, 0.05, 200))
+    r = paired_tests({"weak": weak, "strong": base}, 2000, metric="ndcg_at_10").iloc[0]
+    assert r.significant and r.verdict.startswith("strong beats weak on nDCG@10 by +")
+    assert r.cohens_dz < 0  # a - b, as documented
+    assert r.verdict_dz == pytest.approx(-r.cohens_dz) and r.verdict_dz > 0
+    same_side = paired_tests({"strong": base, "weak": weak}, 2000).iloc[0]
+    assert same_side.verdict_dz == pytest.approx(same_side.cohens_dz) and same_side.verdict_dz > 0
+    noise = paired_tests({"a": base, "b": base + _series(rng.normal(0, 0.3, 200))}, 2000).iloc[0]
+    assert not noise.significant and noise.verdict_dz == noise.cohens_dz  # "diff -x" keeps a - b
