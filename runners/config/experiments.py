@@ -11,6 +11,8 @@ one parameter and expands to one candidate per value, named `private-mteb/<model
   - {type: ann, model: <model>, index: hnsw, M: 16, ef_search: [16, 64, 256]}
   - {type: ann, model: <model>, index: ivf, nlist: 64, nprobe: [1, 8]}
   - {type: ann, model: <model>, index: flat}
+  - {type: growth, model: <model>, fractions: [0.1, 0.25, 0.5, 1.0], repeats: 3, seed: 0}
+                                       # corpus-growth curve (no candidates: runners/execution/growth.py)
 """
 
 from __future__ import annotations
@@ -115,12 +117,31 @@ class AnnEntry(_Entry):
         return [IndexParams("flat")]
 
 
-Experiment = Annotated[Union[HybridEntry, ChunkEntry, AnnEntry], Field(discriminator="type")]
+class GrowthEntry(_Entry):
+    """Score `model` on nested random subsets of the corpus that keep every labelled document."""
+
+    type: Literal["growth"]
+    model: str
+    fractions: list[Annotated[float, Field(gt=0.0, le=1.0)]] = [0.1, 0.25, 0.5, 1.0]
+    repeats: Annotated[int, Field(ge=1)] = 3
+    seed: int = 0
+
+    _lists = field_validator("fractions", mode="before")(_listify)
+
+    @model_validator(mode="after")
+    def _includes_full_corpus(self) -> GrowthEntry:
+        self.fractions = sorted(set(self.fractions))
+        if self.fractions[-1] != 1.0:
+            raise ValueError(f"fractions {self.fractions} must include 1.0 (the full corpus anchors the curve)")
+        return self
+
+
+Experiment = Annotated[Union[HybridEntry, ChunkEntry, AnnEntry, GrowthEntry], Field(discriminator="type")]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Experiment)
-TYPES = ("hybrid", "chunk", "ann")
+TYPES = ("hybrid", "chunk", "ann", "growth")
 
 
-def parse_experiments(cfg: BenchmarkConfig) -> list[HybridEntry | ChunkEntry | AnnEntry]:
+def parse_experiments(cfg: BenchmarkConfig) -> list[HybridEntry | ChunkEntry | AnnEntry | GrowthEntry]:
     """Validate every `experiments:` entry; a bad one is a ConfigError naming its position."""
     out = []
     for i, raw in enumerate(cfg.experiments):
@@ -208,3 +229,7 @@ def chunk_task_name(task_name: str, chunker: Chunker) -> str:
 
 def chunk_level_entries(cfg: BenchmarkConfig) -> list[ChunkEntry]:
     return [e for e in parse_experiments(cfg) if isinstance(e, ChunkEntry) and e.score == "chunk"]
+
+
+def growth_entries(cfg: BenchmarkConfig) -> list[GrowthEntry]:
+    return [e for e in parse_experiments(cfg) if isinstance(e, GrowthEntry)]

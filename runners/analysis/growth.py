@@ -1,0 +1,130 @@
+"""The corpus-growth curve from a stored growth record: metric per fraction, trend, extrapolation.
+
+Per fraction: the mean over queries and repeats with a 95% bootstrap interval that resamples both
+(queries: which questions were asked; repeats: which distractors were drawn). Trend: least squares of the
+per-subset mean against ln(documents); its slope is given per doubling of the corpus. Extrapolation at 2x
+and 10x the corpus uses the same fit inside the same bootstrap, so its interval carries the query and
+repeat uncertainty, but not the assumption that the trend stays log-linear beyond the data.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import AnalysisError
+
+MULTIPLES = (2.0, 10.0)
+
+
+@dataclass
+class GrowthCurve:
+    model: str
+    label: str
+    task: str
+    metric: str
+    n_corpus: int
+    n_labelled: int
+    n_queries: int
+    repeats: int
+    points: pd.DataFrame  # fraction, n_docs, mean, ci_low, ci_high
+    slope_per_doubling: float
+    slope_ci: tuple[float, float]
+    extrapolated: pd.DataFrame  # multiple, n_docs, mean, ci_low, ci_high
+    notes: list[str] = field(default_factory=list)
+
+
+def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """(intercept, slope) of y = a + b x; slope 0 when x does not vary."""
+    if np.ptp(x) == 0:
+        return float(y.mean()), 0.0
+    b, a = np.polyfit(x, y, 1)
+    return float(a), float(b)
+
+
+def growth_curve(record: dict[str, Any], metric: str = "ndcg_at_10", n_resamples: int = 2000, seed: int = 0,
+                 confidence: float = 0.95) -> GrowthCurve:
+    """Curve, trend and extrapolation of one stored growth record (runners/execution/growth.py)."""
+    points = record["points"]
+    if not points or metric not in points[0]["per_query"]:
+        known = ", ".join(sorted(points[0]["per_query"])) if points else "none"
+        raise AnalysisError(f"growth record of '{record.get('model')}' on '{record.get('task')}' has no metric "
+                            f"'{metric}' (stored: {known}): add it to stats.metrics and re-run `private-mteb growth`")
+    qids = sorted(points[0]["per_query"][metric])
+    fractions = sorted({p["fraction"] for p in points})
+    repeats = max(p["repeat"] for p in points) + 1
+    # (fraction index, repeat) -> per-query vector; fraction 1.0 (stored once) stands for every repeat
+    cube = np.full((len(fractions), repeats, len(qids)), np.nan)
+    docs = np.zeros(len(fractions))
+    for p in points:
+        fi = fractions.index(p["fraction"])
+        row = np.array([p["per_query"][metric].get(q, np.nan) for q in qids])
+        targets = range(repeats) if p["fraction"] == 1.0 else [p["repeat"]]
+        for r in targets:
+            cube[fi, r] = row
+        docs[fi] = p["n_docs"]
+    x = np.log(docs)
+    alpha = 1 - confidence
+    rng = np.random.default_rng(seed)
+    boot_means = np.empty((n_resamples, len(fractions)))
+    boot_slope = np.empty(n_resamples)
+    boot_pred = np.empty((n_resamples, len(MULTIPLES)))
+    n_full = record["n_corpus"]
+    for i in range(n_resamples):
+        qi = rng.integers(0, len(qids), len(qids))
+        ri = rng.integers(0, repeats, repeats)
+        sub = np.nanmean(cube[:, ri][:, :, qi], axis=2)  # fraction x repeat means
+        boot_means[i] = sub.mean(axis=1)
+        a, b = _fit(np.repeat(x, repeats), sub.reshape(-1))
+        boot_slope[i] = b
+        boot_pred[i] = [a + b * math.log(m * n_full) for m in MULTIPLES]
+    means = np.nanmean(cube, axis=2)
+    a, b = _fit(np.repeat(x, repeats), means.reshape(-1))
+
+    def ci(v: np.ndarray) -> tuple[float, float]:
+        return float(np.quantile(v, alpha / 2)), float(np.quantile(v, 1 - alpha / 2))
+
+    pts = pd.DataFrame([{"fraction": f, "n_docs": int(docs[j]), "mean": float(means[j].mean()),
+                         "ci_low": ci(boot_means[:, j])[0], "ci_high": ci(boot_means[:, j])[1]}
+                        for j, f in enumerate(fractions)])
+    ext = pd.DataFrame([{"multiple": m, "n_docs": int(round(m * n_full)), "mean": a + b * math.log(m * n_full),
+                         "ci_low": ci(boot_pred[:, k])[0], "ci_high": ci(boot_pred[:, k])[1]}
+                        for k, m in enumerate(MULTIPLES)])
+    notes = []
+    clipped = [f for j, f in enumerate(fractions) if f < 1.0 and docs[j] > round(f * n_full)]
+    if clipped:
+        notes.append(f"{record['n_labelled']} of {n_full} documents are labelled and always kept: fractions "
+                     f"{', '.join(map(str, clipped))} are clipped to {int(docs.min())} documents, so the curve "
+                     "spans little of the corpus (add unlabelled documents to see growth)")
+    lo, hi = ci(boot_slope * math.log(2))
+    slope = b * math.log(2)
+    if docs.max() < 2 * docs.min():
+        notes.append(f"the subsets span {int(docs.min())}-{int(docs.max())} documents, less than a doubling: "
+                     "no trend is fitted and nothing is extrapolated")
+        slope, lo, hi = math.nan, math.nan, math.nan
+        ext[["mean", "ci_low", "ci_high"]] = math.nan
+    return GrowthCurve(record["model"], record.get("label") or record["model"], record["task"], metric, n_full,
+                       record["n_labelled"], len(qids), repeats, pts, slope, (lo, hi), ext, notes)
+
+
+def format_growth(curve: GrowthCurve) -> str:
+    """Plain-text view for `private-mteb growth` / `experiments`."""
+    m = curve.metric
+    lines = [f"{curve.task} — {curve.label}: {m} vs corpus size ({curve.n_queries} queries, {curve.repeats} "
+             f"repeats, {curve.n_labelled} of {curve.n_corpus} documents labelled)",
+             f"  {'fraction':>8}  {'docs':>7}  {m:>10}  95% CI"]
+    for r in curve.points.itertuples():
+        lines.append(f"  {r.fraction:>8g}  {r.n_docs:>7d}  {r.mean:>10.4f}  [{r.ci_low:.4f}, {r.ci_high:.4f}]")
+    lo, hi = curve.slope_ci
+    if not math.isnan(curve.slope_per_doubling):
+        lines.append(f"  trend: {curve.slope_per_doubling:+.4f} {m} per doubling of the corpus "
+                     f"[{lo:+.4f}, {hi:+.4f}]")
+    for r in curve.extrapolated.dropna().itertuples():
+        lines.append(f"  extrapolated at {r.multiple:g}x ({r.n_docs} docs): {r.mean:.4f} "
+                     f"[{r.ci_low:.4f}, {r.ci_high:.4f}] (if the log-linear trend holds)")
+    lines += [f"  note: {n}" for n in curve.notes]
+    return "\n".join(lines)

@@ -1,0 +1,44 @@
+"""`private-mteb growth`: the corpus-growth curves of a config's `type: growth` experiments.
+
+Computes what is missing (from cached vectors: the model's plain run fills the cache), then shows each
+curve: metric per corpus fraction with 95% CIs, the trend per doubling and the extrapolation to 2x / 10x.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .common import console, friendly_errors, offline_default
+
+
+@friendly_errors
+def growth_cmd(
+    config: Path = typer.Option(Path("configs/benchmarks/experiments-demo.yaml"), "--config", "-c"),
+    metric: Optional[list[str]] = typer.Option(None, "--metric", "-m", help="default: the config's stats.metrics"),
+    force: bool = typer.Option(False, "--force", help="recompute stored curves"),
+    resamples: int = typer.Option(2000, "--resamples", min=100),
+) -> None:
+    """Score each growth entry's model on nested corpus subsets keeping every labelled document."""
+    offline_default()
+    from custom_tasks.errors import ConfigError
+
+    from ..analysis.growth import format_growth, growth_curve
+    from ..config.benchmark import BenchmarkConfig
+    from ..execution.growth import run_growth
+    from ..results.store import read_json
+
+    cfg = BenchmarkConfig.from_file(config)
+    records = run_growth(cfg, force=force)
+    if not records:
+        raise ConfigError(config, "no `type: growth` entry under experiments (e.g. {type: growth, model: <name>, "
+                                  "fractions: [0.1, 0.25, 0.5, 1.0], repeats: 3})")
+    for rec in records:
+        data = read_json(rec.path)
+        how = "stored" if rec.status == "skipped" else f"computed in {rec.seconds:.1f}s, {rec.encoded} texts encoded"
+        console.print(f"[dim]{rec.label} on {rec.task}: {how}[/]", highlight=False)
+        for m in metric or cfg.stats.metrics:
+            console.print(format_growth(growth_curve(data, m, n_resamples=resamples, seed=cfg.stats.seed)),
+                          highlight=False, markup=False)

@@ -1,0 +1,135 @@
+"""Corpus-growth experiment: score a model on nested random subsets of the corpus, from cached vectors.
+
+The labelled queries are held fixed and every labelled document is kept, so only unlabelled documents
+(distractors) come and go: how fast the metric falls with corpus size is how retrieval will degrade as
+the base grows. The full corpus is scored first through the model's embedding cache (the same folder as
+its plain run: nothing encoded again if it ran), then each subset is an mteb task over a restricted
+corpus, scored by mteb itself (same pipeline as `run`), so fraction 1.0 equals the plain run exactly.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from custom_tasks.collection import Collection
+
+from ..config.benchmark import BenchmarkConfig
+from ..config.experiments import GrowthEntry, growth_entries
+from ..results.growth_store import growth_path
+from ..results.store import atomic_write_json, read_json
+from .experiments import dense_candidate, shared_encoder
+from .tasks import load_task, task_revision
+
+
+@dataclass
+class GrowthRecord:
+    model: str
+    label: str
+    task: str
+    status: str  # "ran" | "skipped"
+    path: Path
+    encoded: int = 0  # texts the embedding cache had to encode (0 when the plain run came first)
+    seconds: float = 0.0
+
+
+def growth_params(entry: GrowthEntry, metrics: list[str]) -> dict[str, Any]:
+    return {"fractions": list(entry.fractions), "repeats": entry.repeats, "seed": entry.seed,
+            "metrics": sorted(set(metrics)), "v": 1}
+
+
+def nested_subsets(corpus_ids: list[str], labelled: set[str], fractions: list[float], repeats: int,
+                   seed: int) -> list[tuple[float, int, list[str]]]:
+    """(fraction, repeat, doc ids) with every labelled document; within a repeat, smaller is a subset of larger.
+
+    A fraction f keeps round(f * N) documents: all labelled ones plus the first of a seeded random order of
+    the others (never fewer than the labelled ones). Fraction 1.0 is the whole corpus, once.
+    """
+    rest = [d for d in corpus_ids if d not in labelled]
+    keep_order = {d: i for i, d in enumerate(corpus_ids)}
+    out = []
+    for r in range(repeats):
+        order = [rest[i] for i in np.random.default_rng([seed, r]).permutation(len(rest))]
+        for f in fractions:
+            if f == 1.0 and r > 0:
+                continue  # the whole corpus is the same subset in every repeat
+            m = max(0, min(len(rest), round(f * len(corpus_ids)) - len(labelled)))
+            chosen = labelled | set(order[:m])
+            out.append((f, r, sorted(chosen, key=keep_order.__getitem__)))  # the corpus' own order
+    return out
+
+
+def _subset(collection: Collection, ids: list[str]) -> Collection:
+    return Collection(name=collection.name, corpus={d: collection.corpus[d] for d in ids},
+                      queries=collection.queries, qrels=collection.qrels, query_tags=collection.query_tags)
+
+
+def _score(encoder: Any, task_cfg: Any, coll: Collection, batch_size: int) -> dict[tuple[str, str], Any]:
+    """mteb's per-query scores of `encoder` on a private task over `coll` (not registered, nothing written)."""
+    import mteb
+
+    from custom_tasks.task import task_class
+
+    task = task_class(task_cfg, coll)()
+    task.per_query, task.rankings, task.keep_top_k = {}, {}, 0
+    mteb.evaluate(encoder, task, cache=None, encode_kwargs={"batch_size": batch_size}, show_progress_bar=False)
+    return task.per_query
+
+
+def growth_curve_record(encoder: Any, task: Any, entry: GrowthEntry, metrics: list[str],
+                        batch_size: int = 32) -> dict[str, Any]:
+    """Per-query scores of every (fraction, repeat) subset of one task (full corpus first, to fill the cache)."""
+    if getattr(task, "collection", None) is None:
+        task.load_data()
+    coll, cfg = task.collection, task.task_config
+    split = task.eval_splits[0]
+    labelled = {d for s in task.eval_splits for docs in coll.qrels[s].values() for d in docs}
+    subsets = nested_subsets(list(coll.corpus), labelled, entry.fractions, entry.repeats, entry.seed)
+    subsets.sort(key=lambda s: -len(s[2]))  # the whole corpus first: every later subset is a cache hit
+    points = []
+    for fraction, repeat, ids in subsets:
+        pq = _score(encoder, cfg, _subset(coll, ids), batch_size)[(split, "default")]
+        points.append({"fraction": fraction, "repeat": repeat, "n_docs": len(ids),
+                       "per_query": {m: pq[m] for m in metrics if m in pq}})
+    points.sort(key=lambda p: (p["fraction"], p["repeat"]))
+    return {"task": cfg.name, "dataset_revision": task_revision(task), "split": split,
+            "n_corpus": len(coll.corpus), "n_labelled": len(labelled), "points": points}
+
+
+def run_growth(cfg: BenchmarkConfig, tasks: list[Any] | None = None, force: bool = False) -> list[GrowthRecord]:
+    """Every `type: growth` entry on every private task of the config; stored curves are reused."""
+    entries = growth_entries(cfg)
+    if not entries:
+        return []
+    tasks = tasks if tasks is not None else [load_task(t) for t in cfg.tasks]
+    metrics = list(cfg.stats.metrics)
+    out = []
+    for entry in entries:
+        dense = dense_candidate(cfg, entry.model)
+        for task in tasks:
+            if getattr(task, "task_config", None) is None:
+                continue  # a public mteb task: no collection to subsample
+            ms = sorted(set(metrics) | {task.metadata.main_score})
+            params = growth_params(entry, ms)
+            path = growth_path(cfg.results_path, dense.name, dense.revision, task.metadata.name,
+                               task_revision(task), params)
+            if path.exists() and not force:
+                try:
+                    read_json(path)
+                    out.append(GrowthRecord(dense.name, dense.label, task.metadata.name, "skipped", path))
+                    continue
+                except (OSError, ValueError):
+                    pass  # damaged: compute again
+            encoder = shared_encoder(dense, cfg.cache_path)
+            before, t0 = getattr(encoder, "encoded", 0), time.perf_counter()
+            record = growth_curve_record(encoder, task, entry, ms, cfg.encode.batch_size)
+            encoded = getattr(encoder, "encoded", 0) - before
+            atomic_write_json(path, {"model": dense.name, "label": entry.label or dense.label,
+                                     "revision": dense.revision, "params": params, "encoded": encoded, **record})
+            out.append(GrowthRecord(dense.name, dense.label, task.metadata.name, "ran", path, encoded,
+                                    time.perf_counter() - t0))
+    return out

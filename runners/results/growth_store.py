@@ -1,0 +1,38 @@
+"""Where corpus-growth curves live: one JSON per (model, task, data revision, growth parameters).
+
+  private-mteb/growth/<org__model>/<revision>/<Task>/<dataset_revision>/growth-<params hash>.json
+
+holding per-query scores (ids and numbers, never text) of every (fraction, repeat) subset. Written by
+runners/execution/growth.py, read by runners/analysis/growth.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from .store import SIDE, model_dir_name, read_json
+
+
+def params_hash(params: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def growth_path(results_dir: Path, model: str, revision: str, task: str, dataset_revision: str,
+                params: dict[str, Any]) -> Path:
+    return (Path(results_dir) / SIDE / "growth" / model_dir_name(model) / revision / task / dataset_revision
+            / f"growth-{params_hash(params)}.json")
+
+
+def find_growth(results_dir: Path, model: str, task: str, dataset_revision: str,
+                params: dict[str, Any]) -> dict[str, Any] | None:
+    """The stored curve of this model, task, data revision and parameters (any model revision), or None."""
+    base = Path(results_dir) / SIDE / "growth" / model_dir_name(model)
+    for path in sorted(base.glob(f"*/{task}/{dataset_revision}/growth-{params_hash(params)}.json")):
+        try:
+            return read_json(path)
+        except (OSError, ValueError):
+            continue
+    return None
