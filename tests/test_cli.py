@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from runners.cli import app
 from tests.conftest import REPO, TINY_YAML, write_benchmark
+from tests.fake_results import scores, write_config, write_model
 
 runner = CliRunner()
 GOOD_DOCS = [{"_id": "d1", "title": "VPN", "text": "Install the client."}, {"_id": "d2", "text": "Reset passwords here."}]
@@ -113,8 +114,6 @@ def test_run_stats_check_cli_roundtrip(tmp_path):
 
 
 # --------------------------------------------------------------------------- stats / experiments / check (#9)
-from tests.fake_results import scores, write_config, write_model  # noqa: E402
-
 TINY = "TinyKBRetrieval"
 
 
@@ -273,3 +272,13 @@ def test_check_exit_1_only_for_a_real_regression(tmp_path):
     assert code == 1 and "One -> One: FAIL" in out and "Two -> Two: PASS" in out
     code, out = _check("--baseline", "One", "--candidate", "Two", "--results", base)
     assert code == 1 and "One -> Two: FAIL" in out
+
+
+def test_an_empty_model_list_never_falls_back_to_the_whole_folder(tmp_path):
+    from runners.analysis.errors import AnalysisError
+    from runners.analysis.per_query import per_query_table
+
+    results = _folder(tmp_path)
+    assert set(per_query_table(results, TINY)) == {"One", "Two"}  # no list: every model stored (library use)
+    with pytest.raises(AnalysisError, match="no per-query results"):
+        per_query_table(results, TINY, models=[])

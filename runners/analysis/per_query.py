@@ -129,7 +129,7 @@ def load_scores(results_dir: Path, model_name: str, task_name: str, metric: str 
 def per_query_table(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", split: str = "test",
                     models: list[str] | None = None) -> dict[str, pd.Series]:
     """label -> per-query scores (the current data revision of each model's result)."""
-    names = models or result_models(results_dir, task_name)
+    names = result_models(results_dir, task_name) if models is None else models
     out: dict[str, pd.Series] = {}
     for name in names:
         out[label_of(results_dir, name)] = load_scores(results_dir, name, task_name, metric, split)

@@ -46,6 +46,10 @@ def _candidates(cfg: Any, config: Path, models: Optional[str], experiments: bool
             from ..config.experiments import plan_experiments
 
             names += [p.name for p in plan_experiments(cfg)]
+    if not names:
+        from ..analysis.errors import AnalysisError
+
+        raise AnalysisError(f"{config}: no entries under 'models:' to compare: add them, or name them with --models")
     for task in tasks:
         require_results(cfg.results_path, names, task, hint=f"run `private-mteb run -c {config}`")
     return names

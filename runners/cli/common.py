@@ -37,6 +37,8 @@ def _os_error_line(e: OSError) -> str:
     where = e.filename or "a file"
     if isinstance(e, FileNotFoundError):
         return f"{e.filename}: file not found" if e.filename else str(e)
+    if e.errno == errno.EPIPE:
+        return "output closed before everything was printed (broken pipe)"
     if e.errno in _DISK_FULL:
         return f"disk full while writing {where}: free space or point results_dir elsewhere"
     if e.errno == errno.EROFS:
