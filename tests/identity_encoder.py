@@ -1,7 +1,8 @@
 """A cheap deterministic encoder for run-identity tests, given to benchmark configs via `factory:`.
 
 Bag of words: each word has a fixed random vector; a text is the sum of its (first `max_seq_length`)
-words' vectors times a weight matrix read from `weights` (a .npy file, like a local model's weights).
+words' vectors times a weight matrix read from `<path>/weights.npy` (the entry's `path:`, like a local
+model folder) or from `weights` (a .npy file).
 Every encode call appends "<pid> <number of texts>" to `count_file`, so tests can see what was
 encoded, by which process; `hold_file` makes the first call wait until that file exists.
 """
@@ -25,10 +26,11 @@ def word_vec(word: str) -> np.ndarray:
 
 
 class NumpyEncoder:
-    def __init__(self, weights: str | None = None, count_file: str | None = None, hold_file: str | None = None,
+    def __init__(self, path: str | None = None, weights: str | None = None, count_file: str | None = None, hold_file: str | None = None,
                  started_file: str | None = None) -> None:
         from mteb.models.model_meta import ModelMeta, ScoringFunction
 
+        weights = weights or (os.path.join(path, "weights.npy") if path else None)
         self.weights = np.load(weights) if weights else np.eye(DIM)
         self.count_file, self.hold_file, self.started_file = count_file, hold_file, started_file
         self.max_seq_length: int | None = None  # in words

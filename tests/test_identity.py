@@ -104,7 +104,7 @@ def _model_dir(tmp_path: Path, matrix: np.ndarray) -> Path:
 
 def test_retrained_local_model_is_rerun_and_not_served_from_the_embedding_cache(tmp_path, tiny_copy):
     folder = _model_dir(tmp_path, np.eye(DIM))
-    model = {**np_model(weights=str(folder / "weights.npy")), "path": str(folder)}
+    model = {**np_model(), "path": str(folder)}  # the factory receives `path:` and reads weights.npy there
     cfg = cfg_for(tmp_path, tiny_copy, [model])
     first = run_benchmark(cfg, show_progress=False)[0]
     rng = np.random.default_rng(0)

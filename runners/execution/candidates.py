@@ -68,5 +68,5 @@ def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_leng
         cache_variant=variant,
         info={"source": spec.path or offline_copy(spec.name) or "registry", "kind": kind},
         identity=spec_identity(spec, name, str(revision), kind),
-        weight_paths=() if kind == "bm25" else spec_weight_paths(spec.path, spec.factory_kwargs),
+        weight_paths=() if kind == "bm25" else spec_weight_paths(spec.path),
     )

@@ -40,13 +40,9 @@ def canonical_hash(obj: Any, length: int = 16) -> str:
     return hashlib.sha256(data.encode()).hexdigest()[:length]
 
 
-def spec_weight_paths(path: str | None, factory_kwargs: dict[str, Any] | None = None) -> tuple[str, ...]:
-    """Local files that define a model: its `path:` and any factory kwarg naming an existing file/folder."""
-    out = [path] if path else []
-    for value in (factory_kwargs or {}).values():
-        if isinstance(value, str) and value and os.path.exists(value) and value not in out:
-            out.append(value)
-    return tuple(out)
+def spec_weight_paths(path: str | None) -> tuple[str, ...]:
+    """Local files that define a model: its `path:` (a factory accepting `path` receives it too)."""
+    return (path,) if path else ()
 
 
 def _files(root: Path) -> Iterable[Path]:

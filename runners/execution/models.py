@@ -127,7 +127,10 @@ def _load_factory(spec: ModelSpec) -> Any:
         func = getattr(importlib.import_module(module_name), func_name)
     except (ImportError, AttributeError) as e:
         raise ConfigError(None, f"model '{spec.name}': cannot import factory '{spec.factory}': {e}") from None
-    model = func(**spec.factory_kwargs)
+    kwargs = dict(spec.factory_kwargs)
+    if spec.path and "path" not in kwargs and _accepts(func, "path"):
+        kwargs["path"] = spec.path  # the entry's `path:` (its files are part of the run identity)
+    model = func(**kwargs)
     if not hasattr(model, "encode"):
         raise ConfigError(None, f"model '{spec.name}': factory '{spec.factory}' returned {type(model).__name__} without encode()")
     from sentence_transformers import SentenceTransformer
@@ -143,6 +146,16 @@ def _load_factory(spec: ModelSpec) -> Any:
     except AttributeError:  # read-only property: trust the factory's own meta
         pass
     return model
+
+
+def _accepts(func: Any, name: str) -> bool:
+    import inspect
+
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 def _not_available(spec: ModelSpec, err: Exception) -> str:
