@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from custom_tasks.config import _pydantic_message
 from custom_tasks.errors import ConfigError
@@ -22,6 +22,10 @@ class EncodeOptions(BaseModel):
     batch_size: int = 32
     device: str | None = None
     max_seq_length: int | None = None
+    engine: Literal["local", "ray"] = "local"  # ray: missing texts are encoded on a Ray cluster first
+    address: str | None = None  # Ray: "auto" (a cluster this machine belongs to) or "ray://host:10001"
+    actors: int = Field(default=2, ge=1)  # Ray actors, each loads the model once
+    ray_batch_size: int = Field(default=1024, ge=1)  # texts per Ray task; each finished one is cached at once
 
 
 class StatsOptions(BaseModel):

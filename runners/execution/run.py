@@ -199,6 +199,12 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                     on_step("start", cand.label, name)
                 if model is None:
                     model = wrap_cache(cand.load(), cand, cfg.cache_path)
+                    if cfg.encode.engine == "ray":  # fill the cache on the cluster; mteb then finds hits
+                        from .ray_encode import ray_pre_encode
+
+                        ray_pre_encode(model, cand.load, tasks, address=cfg.encode.address,
+                                       actors=cfg.encode.actors, batch_size=cfg.encode.ray_batch_size,
+                                       model_batch_size=cfg.encode.batch_size)
                 before = (getattr(model, "encoded", 0), getattr(model, "reused", 0))
                 t0 = time.perf_counter()
                 evaluate_one(model, cand, task, results_dir, encode_kwargs, cfg.keep_top_k, show_progress, identity)

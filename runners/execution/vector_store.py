@@ -121,6 +121,7 @@ class VectorStore:
         return len(self._unique_keys())
 
     def _unique_keys(self) -> np.ndarray:
+        self._load()
         if not self._shards:
             return np.zeros(0, KEY_DTYPE)
         return np.unique(np.concatenate([s.keys for s in self._shards]))
