@@ -50,6 +50,8 @@ class TaskConfig(BaseModel):
     main_score: str = Field(default="ndcg_at_10", validate_default=True)  # checked against k_values, too
     license: str = "not specified"
     labels: str = "human"
+    #: the model that wrote the LLM-generated questions (e.g. openai/gpt-4o): candidates of its family are flagged
+    generated_by: str | None = None
     reference: str | None = None
     date: tuple[str, str] | None = None
     prompts: dict[str, str] | None = None

@@ -72,3 +72,37 @@ def test_report_warns_when_a_candidate_is_clearly_less_judged(tmp_path):
 def test_missing_rankings_is_one_line_naming_the_model(tmp_path):
     with pytest.raises(AnalysisError, match="no stored rankings for model 'ghost' on task 'T'"):
         judged_report(tmp_path, "T", QRELS, ["ghost"])
+
+
+# ---------------------------------------------------------------- generator guard (generated_by:)
+def test_generator_family_is_flagged_and_source_breakdown_is_default(tiny_copy):
+    import pandas as pd
+
+    from custom_tasks.config import TaskConfig
+    from runners.analysis.generator_guard import default_tags, generator_warnings, same_family
+
+    assert same_family("openai/text-embedding-3-large", "openai/gpt-4o")
+    assert same_family("Qwen/Qwen3-Embedding-0.6B", "qwen/Qwen3-32B")
+    assert not same_family("sentence-transformers/all-MiniLM-L6-v2", "openai/gpt-4o")
+    assert same_family("gpt-embed", "gpt-4o") and not same_family("bm25", "")
+    lines = generator_warnings("T", "openai/gpt-4o", [("openai/text-embedding-3-small", "te3"),
+                                                       ("mteb/baseline-bm25s", "BM25")])
+    assert len(lines) == 1 and lines[0].startswith("T: te3 is of the family of openai/gpt-4o")
+    assert generator_warnings("T", None, [("openai/x", "x")]) == []
+
+    both = pd.DataFrame({"source": ["human", "llm", "human"], "topic": ["a", "b", "a"]})
+    assert default_tags([], both) == ["source"] and default_tags(["topic"], both) == ["topic", "source"]
+    assert default_tags([], both[both.source == "human"]) == []  # one kind only: nothing to compare
+    assert default_tags([], None) == []
+
+    tiny_copy.write_text(tiny_copy.read_text() + "generated_by: openai/gpt-4o\n")
+    assert TaskConfig.from_file(tiny_copy).generated_by == "openai/gpt-4o"
+
+
+def test_stats_breaks_down_by_source_when_the_task_names_its_generator(tiny_copy):
+    from runners.analysis.label_notes import stats_tags
+
+    assert stats_tags(str(tiny_copy), []) == []  # human labels, no generator: the config decides
+    tiny_copy.write_text(tiny_copy.read_text() + "generated_by: openai/gpt-4o\n")
+    assert stats_tags(str(tiny_copy), []) == ["source"]  # the fixture has human and llm questions
+    assert stats_tags(str(tiny_copy), ["source"]) == ["source"]

@@ -1,0 +1,44 @@
+"""Generator guard: questions written by an LLM flatter models of that LLM's family.
+
+A task YAML may name `generated_by:` (the model that wrote its LLM questions). `stats` then breaks
+scores down by `source` (human vs llm) by default when both kinds of questions exist (also for `labels: llm`), and warns for every
+candidate of the generator's family (same organisation prefix `org/`, or same first name token).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import pandas as pd
+
+SOURCE_TAG = "source"
+
+
+def family(name: str) -> str:
+    """`openai/gpt-4o` -> `openai`; `gpt-4o` -> `gpt` (lower case): what "same family" compares."""
+    name = name.strip().lower()
+    if "/" in name:
+        return name.split("/", 1)[0]
+    return re.split(r"[-_.\s]", name, maxsplit=1)[0]
+
+
+def same_family(candidate: str, generator: str) -> bool:
+    return bool(generator.strip()) and family(candidate) == family(generator)
+
+
+def generator_warnings(task: str, generated_by: str | None, candidates: Iterable[tuple[str, str]]) -> list[str]:
+    """One line per (results name, label) candidate of the generator's family."""
+    if not generated_by:
+        return []
+    return [f"{task}: {label} is of the family of {generated_by}, which wrote this task's LLM questions: its score "
+            f"on them is probably flattered; compare on the human questions (--by {SOURCE_TAG})"
+            for name, label in candidates if same_family(name, generated_by) or same_family(label, generated_by)]
+
+
+def default_tags(tags: list[str], tag_frame: pd.DataFrame | None) -> list[str]:
+    """`tags` plus `source` when the task has both human and llm questions (and `source` is not there)."""
+    if SOURCE_TAG in tags or tag_frame is None or SOURCE_TAG not in tag_frame.columns:
+        return list(tags)
+    values = set(tag_frame[SOURCE_TAG].dropna().str.lower())
+    return [*tags, SOURCE_TAG] if {"human", "llm"} <= values else list(tags)

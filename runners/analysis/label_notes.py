@@ -1,0 +1,48 @@
+"""What `stats` (and check/report/inspect) say about the labels behind the scores, in a few lines.
+
+judged@10 of every candidate with the below-the-baseline warning (judged.py), and the generator guard
+(generator_guard.py): the default `source` breakdown and the same-family warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..config.benchmark import BenchmarkConfig
+from ..config.task_lookup import task_config_for
+from .errors import AnalysisError
+from .generator_guard import default_tags, generator_warnings
+from .judged import judged_for_config, judged_line
+from .per_query import label_of, task_tags
+
+
+def stats_tags(entry: str, tags: list[str], bench: BenchmarkConfig | None = None) -> list[str]:
+    """A config's default tags, plus `source` when the task says LLMs wrote questions (`generated_by:` or
+    `labels: llm...`) and it has both human and LLM questions."""
+    try:
+        cfg = task_config_for(entry, bench)
+        if not cfg.generated_by and not cfg.labels.startswith("llm"):
+            return list(tags)
+        frame = task_tags(entry)
+    except Exception:  # a public task, or one whose files the stats report itself will complain about
+        return list(tags)
+    return default_tags(tags, frame)
+
+
+def label_notes(bench: BenchmarkConfig, entry: str, models: Sequence[str], k: int = 10) -> list[str]:
+    """judged@k line, its warnings and the generator warnings for one task entry ([] for public tasks)."""
+    try:
+        cfg = task_config_for(entry, bench)
+    except Exception:
+        return []
+    lines = []
+    try:
+        rep = judged_for_config(bench, list(models), (k,), tasks=[entry])[0]
+    except AnalysisError:
+        rep = None  # results without stored rankings (older runs): no judged@k, the stats stand
+    if rep is not None:
+        lines.append(judged_line(rep, k))
+        lines += [f"warning: {w}" for w in rep.warnings]
+    cands = [(m, label_of(bench.results_path, m)) for m in models]
+    lines += [f"warning: {w}" for w in generator_warnings(cfg.name, cfg.generated_by, cands)]
+    return lines
