@@ -97,7 +97,7 @@ def growth_curve(record: dict[str, Any], metric: str = "ndcg_at_10", n_resamples
     notes = []
     clipped = [f for j, f in enumerate(fractions) if f < 1.0 and docs[j] > round(f * n_full)]
     if clipped:
-        notes.append(f"{record['n_labelled']} of {n_full} documents are labelled and always kept: fractions "
+        notes.append(f"{record['n_labelled']} of {n_full} documents are relevant to some query and always kept: fractions "
                      f"{', '.join(map(str, clipped))} are clipped to {int(docs.min())} documents, so the curve "
                      "spans little of the corpus (add unlabelled documents to see growth)")
     lo, hi = ci(boot_slope * math.log(2))
@@ -115,7 +115,7 @@ def format_growth(curve: GrowthCurve) -> str:
     """Plain-text view for `private-mteb growth` / `experiments`."""
     m = curve.metric
     lines = [f"{curve.task} — {curve.label}: {m} vs corpus size ({curve.n_queries} queries, {curve.repeats} "
-             f"repeats, {curve.n_labelled} of {curve.n_corpus} documents labelled)",
+             f"repeats, {curve.n_labelled} of {curve.n_corpus} documents relevant, always kept)",
              f"  {'fraction':>8}  {'docs':>7}  {m:>10}  95% CI"]
     for r in curve.points.itertuples():
         lines.append(f"  {r.fraction:>8g}  {r.n_docs:>7d}  {r.mean:>10.4f}  [{r.ci_low:.4f}, {r.ci_high:.4f}]")

@@ -1,10 +1,10 @@
 """Corpus-growth experiment: score a model on nested random subsets of the corpus, from cached vectors.
 
-The labelled queries are held fixed and every labelled document is kept, so only unlabelled documents
-(distractors) come and go: how fast the metric falls with corpus size is how retrieval will degrade as
-the base grows. The full corpus is scored first through the model's embedding cache (the same folder as
-its plain run: nothing encoded again if it ran), then each subset is an mteb task over a restricted
-corpus, scored by mteb itself (same pipeline as `run`), so fraction 1.0 equals the plain run exactly.
+The labelled queries are held fixed and every relevant (grade > 0) document is kept, so only the other
+documents (distractors, including those judged irrelevant) come and go: how fast the metric falls with
+corpus size is how retrieval will degrade as the base grows. The full corpus is scored first through the
+model's embedding cache (the same folder as its plain run: nothing encoded again if it ran), then each
+subset is an mteb task over a restricted corpus, scored by mteb itself (same pipeline as `run`), so fraction 1.0 equals the plain run exactly.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class GrowthRecord:
 
 def growth_params(entry: GrowthEntry, metrics: list[str]) -> dict[str, Any]:
     return {"fractions": list(entry.fractions), "repeats": entry.repeats, "seed": entry.seed,
-            "metrics": sorted(set(metrics)), "v": 1}
+            "metrics": sorted(set(metrics)), "v": 2}
 
 
 def nested_subsets(corpus_ids: list[str], labelled: set[str], fractions: list[float], repeats: int,
@@ -87,7 +87,8 @@ def growth_curve_record(encoder: Any, task: Any, entry: GrowthEntry, metrics: li
         task.load_data()
     coll, cfg = task.collection, task.task_config
     split = task.eval_splits[0]
-    labelled = {d for s in task.eval_splits for docs in coll.qrels[s].values() for d in docs}
+    # documents with a positive grade are kept; judged-irrelevant ones (grade 0) are distractors like the rest
+    labelled = {d for s in task.eval_splits for docs in coll.qrels[s].values() for d, g in docs.items() if g > 0}
     subsets = nested_subsets(list(coll.corpus), labelled, entry.fractions, entry.repeats, entry.seed)
     subsets.sort(key=lambda s: -len(s[2]))  # the whole corpus first: every later subset is a cache hit
     points = []
