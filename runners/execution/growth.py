@@ -4,7 +4,8 @@ The labelled queries are held fixed and every relevant (grade > 0) document is k
 documents (distractors, including those judged irrelevant) come and go: how fast the metric falls with
 corpus size is how retrieval will degrade as the base grows. The full corpus is scored first through the
 model's embedding cache (the same folder as its plain run: nothing encoded again if it ran), then each
-subset is an mteb task over a restricted corpus, scored by mteb itself (same pipeline as `run`), so fraction 1.0 equals the plain run exactly.
+subset is an mteb task over a restricted corpus, scored by mteb itself (same pipeline as `run`), so
+fraction 1.0 equals the plain run exactly.
 """
 
 from __future__ import annotations
