@@ -1,0 +1,129 @@
+"""Scale: N synthetic documents x 384 dims through `run_benchmark`, with the fast deterministic encoder.
+
+Prints, measured side by side in one invocation: end-to-end seconds of a cold run (encoding into an
+empty cache), of a warm rerun (`--force`, all cache hits), the pure encoding time of the same texts,
+non-encoding seconds per million documents, and peak anonymous memory (RssAnon, sampled every 50 ms
+from /proc/<pid>/status of the run's own process: file-backed memory-mapped pages are not counted,
+they belong to the page cache).
+
+    .venv/bin/python benchmarks/bench_scale.py --docs 100000 300000 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+CHILD = """
+import sys, time, json
+from runners.config.benchmark import BenchmarkConfig
+from runners.execution.run import run_benchmark
+cfg = BenchmarkConfig.from_file(sys.argv[1])
+t0 = time.perf_counter()
+rec = run_benchmark(cfg, force=sys.argv[2] == "force", show_progress=False)[0]
+print(json.dumps({"seconds": time.perf_counter() - t0, "ndcg_at_10": rec.scores["ndcg_at_10"],
+                  "encoded": rec.encoded, "reused": rec.reused}))
+"""
+
+
+def doc_text(i: int) -> str:
+    return f"document {i} about topic {i % 997} and subject {i % 101} with detail {i * 7919 % 100003}"
+
+
+def make_task(folder: Path, n_docs: int, n_queries: int = 500) -> Path:
+    """A BEIR folder + task YAML: query q is relevant to documents q*7, q*7+1 (grade 2, 1)."""
+    data = folder / "data"
+    (data / "qrels").mkdir(parents=True)
+    with open(data / "corpus.jsonl", "w") as f:
+        for i in range(n_docs):
+            f.write(json.dumps({"_id": f"d{i}", "title": "", "text": doc_text(i)}) + "\n")
+    with open(data / "queries.jsonl", "w") as f, open(data / "qrels" / "test.tsv", "w") as q:
+        q.write("query-id\tcorpus-id\tscore\n")
+        for j in range(n_queries):
+            f.write(json.dumps({"_id": f"q{j}", "text": f"question {j} on topic {j % 997}"}) + "\n")
+            q.write(f"q{j}\td{(j * 7) % n_docs}\t2\nq{j}\td{(j * 7 + 1) % n_docs}\t1\n")
+    yaml_path = folder / "scale.yaml"
+    yaml_path.write_text(f"name: Scale{n_docs}Retrieval\ndescription: synthetic scale benchmark\n"
+                         f"source:\n  format: beir\n  path: data\nsplits: [test]\nlicense: cc0-1.0\nlabels: derived\n")
+    return yaml_path
+
+
+def write_config(folder: Path, task_yaml: Path) -> Path:
+    import yaml
+
+    cfg = {"name": "scale", "tasks": [str(task_yaml)], "results_dir": str(folder / "results"),
+           "models": [{"name": "synthetic/hash", "revision": "1",
+                       "factory": "runners.execution.synthetic:make_encoder", "factory_kwargs": {"dim": 384}}],
+           "encode": {"batch_size": 4096}}
+    path = folder / "bench.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def run_child(cfg: Path, mode: str) -> dict[str, float]:
+    """Run the benchmark in a fresh process; sample its RssAnon; return its figures."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "TOKENIZERS_PARALLELISM": "false"}
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(cfg), mode], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    peak_anon = 0
+    status = Path(f"/proc/{proc.pid}/status")
+    while proc.poll() is None:
+        try:
+            for line in status.read_text().splitlines():
+                if line.startswith("RssAnon:"):
+                    peak_anon = max(peak_anon, int(line.split()[1]))
+        except OSError:
+            pass
+        time.sleep(0.05)
+    out = proc.stdout.read() if proc.stdout else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"error: benchmark child failed (exit {proc.returncode})")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["peak_rss_anon_mb"] = peak_anon / 1024
+    return result
+
+
+def pure_encoding_seconds(n_docs: int, n_queries: int = 500, batch: int = 4096) -> float:
+    from runners.execution.synthetic import synthetic_vectors
+
+    texts = [doc_text(i) for i in range(n_docs)] + [f"question {j} on topic {j % 997}" for j in range(n_queries)]
+    t0 = time.perf_counter()
+    for start in range(0, len(texts), batch):
+        synthetic_vectors(texts[start:start + batch], 384)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--docs", type=int, nargs="+", default=[100_000])
+    ap.add_argument("--workdir", type=Path, default=None, help="where the synthetic data and cache go (tmp)")
+    args = ap.parse_args()
+    print(f"{'docs':>9} {'cold s':>8} {'warm s':>8} {'encode s':>9} {'non-enc s/M (cold)':>19} "
+          f"{'non-enc s/M (warm)':>19} {'peak RssAnon cold MB':>21} {'warm MB':>8}  nDCG@10")
+    for n in args.docs:
+        with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+            folder = Path(tmp)
+            cfg = write_config(folder, make_task(folder, n))
+            cold = run_child(cfg, "cold")
+            warm = run_child(cfg, "force")
+            enc = pure_encoding_seconds(n)
+            per_m = 1e6 / n
+            print(f"{n:>9} {cold['seconds']:>8.1f} {warm['seconds']:>8.1f} {enc:>9.1f} "
+                  f"{(cold['seconds'] - enc) * per_m:>19.1f} {warm['seconds'] * per_m:>19.1f} "
+                  f"{cold['peak_rss_anon_mb']:>21.0f} {warm['peak_rss_anon_mb']:>8.0f}  "
+                  f"{cold['ndcg_at_10']:.4f}{'' if cold['ndcg_at_10'] == warm['ndcg_at_10'] else ' (warm differs!)'}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
