@@ -145,3 +145,11 @@ def test_real_process_internal_error_is_one_line(bench):
     assert "Traceback" not in proc.stderr + proc.stdout
     assert proc.stderr.strip() == ("error: internal error: ZeroDivisionError: division by zero "
                                    "(run with PRIVATE_MTEB_DEBUG=1 for the traceback)")
+
+
+def test_brackets_in_an_error_are_printed_not_taken_as_markup(bench, monkeypatch):
+    from runners.analysis.errors import AnalysisError
+
+    monkeypatch.setattr("runners.analysis.stats_report.stats_report", _boom(AnalysisError("x [bold]y[/bold] [0.1, 0.2]")))
+    code, out = _invoke(["stats", "-c", str(bench)])
+    assert code == 2 and out == "error: x [bold]y[/bold] [0.1, 0.2]", out

@@ -17,8 +17,9 @@ import traceback
 from typing import Any, Callable
 
 import typer
-from typer.exceptions import TyperException
 from rich.console import Console
+from rich.markup import escape
+from typer.exceptions import TyperException
 
 console = Console(width=None if sys.stdout.isatty() else 140)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
@@ -72,7 +73,7 @@ def report_error(e: BaseException) -> int:
     code, line = error_line(e)
     if debug():
         err_console.print("".join(traceback.format_exception(e)), highlight=False, markup=False, end="")
-    err_console.print(f"[bold red]error:[/] {line}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
     return code
 
 
