@@ -188,7 +188,7 @@ def test_custom_k_values_reach_mteb_and_every_accepted_name_is_reported(tiny_cop
 
 #: TaskConfig fields that do not change a score for the same data (source changes the data: content hash)
 NOT_SCORING = {"name", "description", "source", "languages", "domains", "license", "labels", "reference", "date",
-               "path"}
+               "path", "generated_by"}
 SCORING_CHANGES = {
     "splits": ["test", "dev"],
     "main_score": "mrr_at_10",
