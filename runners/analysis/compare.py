@@ -22,6 +22,7 @@ import polars as pl
 
 from custom_tasks import mteb_private
 
+from ..results.store import load_candidates
 from .public import REVISION_POLICY, PublicSource, resolve_public_source
 
 DEFAULT_BENCHMARK = "MTEB(eng, v2)"
@@ -106,8 +107,6 @@ def resolve_tasks(tasks: str | Sequence[str] | None = None, benchmark: str | Non
 
 def public_name_map(results_dir: str | Path, public_names: Mapping[str, str] | None = None) -> dict[str, str]:
     """Private model name -> public model name: candidates.json (written by the runner), then overrides."""
-    from ..results.store import load_candidates
-
     mapping = {n: str(i["public_name"]) for n, i in load_candidates(Path(results_dir)).items() if i.get("public_name")}
     mapping.update(public_names or {})
     return mapping
