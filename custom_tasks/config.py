@@ -231,8 +231,27 @@ def _pydantic_message(e: ValidationError) -> str:
     return f"{loc}: {msg}"
 
 
+PROJECT_ENV = "PRIVATE_MTEB_PROJECT"
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The project a command works in: $PRIVATE_MTEB_PROJECT (or `--project`), else the nearest folder
+    from `start` (default: the current folder) upward that has a `configs/` folder, like git finds
+    `.git`; else `start` itself. Commands therefore work from any sub-folder of a project."""
+    if os.environ.get(PROJECT_ENV):
+        return Path(os.environ[PROJECT_ENV]).expanduser().resolve()
+    here = (start or Path.cwd()).resolve()
+    for folder in [here, *here.parents]:
+        if (folder / "configs").is_dir():
+            return folder
+    return here
+
+
 def tasks_dir() -> Path:
-    return Path(os.environ.get(TASKS_DIR_ENV, DEFAULT_TASKS_DIR))
+    """$PRIVATE_MTEB_TASKS_DIR, else `configs/tasks` of the project root."""
+    if os.environ.get(TASKS_DIR_ENV):
+        return Path(os.environ[TASKS_DIR_ENV])
+    return project_root() / DEFAULT_TASKS_DIR
 
 
 def find_task_configs(directory: Path | None = None) -> dict[str, Path]:

@@ -6,7 +6,12 @@ imported when the command runs, so `--help` and the analysis commands start fast
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
 
 from . import analysis, run, tasks
 from . import export as export_cmds
@@ -18,8 +23,36 @@ from .compare import compare
 from .init import init_cmd
 from .report import report_cmd
 
-app = App(add_completion=False, no_args_is_help=True,
+app = App(add_completion=True, no_args_is_help=True,
           help="Score embedding models on your own documents with MTEB's metrics.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"private-mteb {version('private-mteb')}")
+        except PackageNotFoundError:
+            typer.echo("private-mteb (not installed as a package)")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    project: Optional[Path] = typer.Option(
+        None, "--project", envvar="PRIVATE_MTEB_PROJECT", file_okay=False,
+        help="project folder (with configs/); default: found upward from the current folder, like git"),
+    _show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="print the version and exit"),
+) -> None:
+    """Score embedding models on your own documents with MTEB's metrics."""
+    if project is not None:
+        if not project.is_dir():
+            raise typer.BadParameter(f"{project} is not a folder", param_hint="--project")
+        os.environ["PRIVATE_MTEB_PROJECT"] = str(project.resolve())
+
+
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(labels_cmds.app, name="labels")
 app.command("run")(run.run)

@@ -16,10 +16,15 @@ app = App(no_args_is_help=True, help="Private collections registered in configs/
 @friendly_errors
 def tasks_list() -> None:
     """List the private tasks in configs/tasks/."""
-    from custom_tasks.config import TaskConfig, find_task_configs
+    from custom_tasks.config import TaskConfig, find_task_configs, tasks_dir
+    from custom_tasks.errors import ConfigError
 
+    found = find_task_configs()
+    if not found:
+        raise ConfigError(tasks_dir(), "no task configs here: run from a project folder (one with configs/tasks/), "
+                                       "pass --project DIR, or set PRIVATE_MTEB_TASKS_DIR")
     table = Table("task", "format", "splits", "labels", "config")
-    for name, path in find_task_configs().items():
+    for name, path in found.items():
         cfg = TaskConfig.from_file(path)
         table.add_row(name, str(cfg.source.get("format")), ",".join(cfg.splits), cfg.labels, str(path))
     console.print(table)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from custom_tasks.config import _pydantic_message
+from custom_tasks.config import TASKS_DIR_ENV, _pydantic_message, find_task_configs, project_root, tasks_dir
 from custom_tasks.errors import ConfigError
 
 from .model_spec import ModelSpec
@@ -77,8 +78,9 @@ class BenchmarkConfig(BaseModel):
 
     @property
     def base_dir(self) -> Path:
-        """Relative paths in a config resolve against the working directory (the project root)."""
-        return Path.cwd()
+        """Relative paths in a config (results_dir, cache_dir, task YAML paths) resolve against the
+        folder of the file that names them, as in task YAMLs; a config built in code uses the cwd."""
+        return self.path.resolve().parent if self.path is not None else Path.cwd()
 
     @property
     def results_path(self) -> Path:
@@ -86,11 +88,13 @@ class BenchmarkConfig(BaseModel):
 
     @property
     def cache_path(self) -> Path:
-        return Path(self.cache_dir) if self.cache_dir else self.results_path / "private-mteb" / "embeddings"
+        return self.base_dir / self.cache_dir if self.cache_dir else self.results_path / "private-mteb" / "embeddings"
 
     @classmethod
     def from_file(cls, path: str | Path) -> BenchmarkConfig:
         path = Path(path)
+        if not path.is_file() and not path.is_absolute() and (project_root() / path).is_file():
+            path = project_root() / path  # e.g. the default configs/benchmarks/demo.yaml from a sub-folder
         if not path.is_file():
             raise ConfigError(path, "benchmark config not found")
         try:
@@ -106,4 +110,28 @@ class BenchmarkConfig(BaseModel):
         except ValidationError as e:
             raise ConfigError(path, _pydantic_message(e)) from None
         cfg.path = path
+        cfg.tasks = [_resolve_task_entry(t, path.resolve().parent) for t in cfg.tasks]
         return cfg
+
+
+def _resolve_task_entry(entry: str, here: Path) -> str:
+    """A task entry as an absolute YAML path when it is a private task, so every command finds it from
+    any folder: a relative YAML path resolves against the benchmark file's folder (then the cwd), a name
+    known to the current project stays a name, else it resolves against the `configs/tasks` of the
+    benchmark's project (from its folder upward, like git finds `.git`; $PRIVATE_MTEB_TASKS_DIR
+    overrides). Anything else is left for mteb's registry."""
+    path = Path(entry)
+    if path.suffix in {".yaml", ".yml"}:
+        for candidate in ([path] if path.is_absolute() else [here / path, Path.cwd() / path]):
+            if candidate.is_file():
+                return str(candidate.resolve())
+        return entry
+    if entry in find_task_configs():  # the current project knows it: keep the name as written
+        return entry
+    folders = [tasks_dir()] if os.environ.get(TASKS_DIR_ENV) else [
+        d / "configs" / "tasks" for d in [here, *here.parents] if (d / "configs" / "tasks").is_dir()]
+    for folder in folders:
+        found = find_task_configs(folder).get(entry)
+        if found is not None:
+            return str(Path(found).resolve())
+    return entry
