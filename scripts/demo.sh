@@ -12,3 +12,4 @@ fi
 .venv/bin/private-mteb run -c "$CFG" "$@"
 .venv/bin/private-mteb stats -c "$CFG" --metric ndcg_at_10 --by source
 .venv/bin/private-mteb compare --benchmark "MTEB(eng, v2)" --brief
+.venv/bin/private-mteb report -c "$CFG" -o results/report.html   # one self-contained file to share
