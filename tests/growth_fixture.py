@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from runners.execution.synthetic import CosineSimilarity
+
 DIM = 32
 
 
@@ -24,7 +26,7 @@ def _vec(word: str) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(DIM)
 
 
-class BagOfWords:
+class BagOfWords(CosineSimilarity):
     def __init__(self) -> None:
         from mteb.models.model_meta import ModelMeta, ScoringFunction
 
@@ -35,18 +37,6 @@ class BagOfWords:
         texts = [t for batch in inputs for t in batch["text"]]
         return np.asarray([sum((_vec(w) for w in re.findall(r"\w+", t.lower())), np.zeros(DIM)) + 1e-3
                            for t in texts], dtype=np.float32)
-
-    def similarity(self, a: Any, b: Any) -> Any:
-        import torch
-
-        a, b = torch.as_tensor(np.asarray(a)), torch.as_tensor(np.asarray(b))
-        return torch.nn.functional.normalize(a, dim=-1) @ torch.nn.functional.normalize(b, dim=-1).T
-
-    def similarity_pairwise(self, a: Any, b: Any) -> Any:
-        import torch
-
-        a, b = torch.as_tensor(np.asarray(a)), torch.as_tensor(np.asarray(b))
-        return (torch.nn.functional.normalize(a, dim=-1) * torch.nn.functional.normalize(b, dim=-1)).sum(-1)
 
 
 def make_encoder() -> BagOfWords:

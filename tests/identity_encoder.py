@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from runners.execution.synthetic import CosineSimilarity
+
 DIM = 16
 
 
@@ -25,7 +27,7 @@ def word_vec(word: str) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(DIM)
 
 
-class NumpyEncoder:
+class NumpyEncoder(CosineSimilarity):
     def __init__(self, path: str | None = None, weights: str | None = None, count_file: str | None = None, hold_file: str | None = None,
                  started_file: str | None = None) -> None:
         from mteb.models.model_meta import ModelMeta, ScoringFunction
@@ -54,15 +56,3 @@ class NumpyEncoder:
             words = re.findall(r"\w+", t.lower())[: self.max_seq_length or None]
             rows.append(sum((word_vec(w) for w in words), np.zeros(DIM)) @ self.weights + 1e-3)
         return np.asarray(rows, dtype=np.float32)
-
-    def similarity(self, a: Any, b: Any) -> Any:
-        import torch
-
-        a, b = torch.as_tensor(np.asarray(a)), torch.as_tensor(np.asarray(b))
-        return torch.nn.functional.normalize(a, dim=-1) @ torch.nn.functional.normalize(b, dim=-1).T
-
-    def similarity_pairwise(self, a: Any, b: Any) -> Any:
-        import torch
-
-        a, b = torch.as_tensor(np.asarray(a)), torch.as_tensor(np.asarray(b))
-        return (torch.nn.functional.normalize(a, dim=-1) * torch.nn.functional.normalize(b, dim=-1)).sum(-1)

@@ -31,7 +31,23 @@ def synthetic_vectors(texts: Iterable[str], dim: int = 384, ties: int = 0) -> np
     return ((x >> np.uint64(40)).astype(np.float32) / np.float32(1 << 23) - np.float32(1.0))
 
 
-class SyntheticEncoder:
+class CosineSimilarity:
+    """mteb's similarity protocol as cosine over numpy vectors (torch imported only when scoring)."""
+
+    def similarity(self, a: Any, b: Any) -> Any:
+        import torch
+
+        a, b = torch.as_tensor(np.asarray(a)), torch.as_tensor(np.asarray(b))
+        return torch.nn.functional.normalize(a, dim=-1) @ torch.nn.functional.normalize(b, dim=-1).T
+
+    def similarity_pairwise(self, a: Any, b: Any) -> Any:
+        import torch
+
+        a, b = torch.as_tensor(np.asarray(a)), torch.as_tensor(np.asarray(b))
+        return (torch.nn.functional.normalize(a, dim=-1) * torch.nn.functional.normalize(b, dim=-1)).sum(-1)
+
+
+class SyntheticEncoder(CosineSimilarity):
     """mteb encoder protocol; cosine similarity computed exactly like sentence-transformers models."""
 
     def __init__(self, dim: int = 384, ties: int = 0, name: str = "synthetic/hash-encoder",
@@ -52,17 +68,6 @@ class SyntheticEncoder:
         """Plain list in, matrix out (what a Ray actor calls)."""
         return synthetic_vectors(texts, self.dim, self.ties)
 
-    def similarity(self, a: Any, b: Any) -> Any:
-        import torch
-
-        a, b = torch.as_tensor(np.asarray(a)), torch.as_tensor(np.asarray(b))
-        return torch.nn.functional.normalize(a, dim=-1) @ torch.nn.functional.normalize(b, dim=-1).T
-
-    def similarity_pairwise(self, a: Any, b: Any) -> Any:
-        import torch
-
-        a, b = torch.as_tensor(np.asarray(a)), torch.as_tensor(np.asarray(b))
-        return (torch.nn.functional.normalize(a, dim=-1) * torch.nn.functional.normalize(b, dim=-1)).sum(-1)
 
 
 def make_encoder(dim: int = 384, ties: int = 0, **kwargs: Any) -> SyntheticEncoder:
