@@ -12,11 +12,16 @@ import pandas as pd
 
 from ...config.benchmark import StatsOptions
 from ...results.store import load_rankings
+from ..errors import AnalysisError
+from ..judged import judged_report, stored_rankings
 from ..stats import metric_label
 from . import figures, numbers, text
 from .blocks import Figure, Paragraph, Section, Table
 from .data import Candidate, TaskData
 from .svg import figure_svg
+
+
+JUDGED_K = 10
 
 
 @dataclass
@@ -44,6 +49,8 @@ class TaskNumbers:
     skipped: list[str]
     power: str
     baseline: str | None
+    judged: dict[str, float] = field(default_factory=dict)  # label -> judged@10 (empty: no rankings/labels)
+    judged_warnings: list[str] = field(default_factory=list)  # candidates clearly less judged than the baseline
 
 
 def task_numbers(td: TaskData, ctx: Context) -> TaskNumbers:
@@ -55,7 +62,34 @@ def task_numbers(td: TaskData, ctx: Context) -> TaskNumbers:
     vs = [(s.name, numbers.vs_baseline(s, base, ctx.opts, main)) for s in subs] if base else []
     vs = [(n, df) for n, df in vs if not df.empty]
     power = numbers.power_line(td, main)
-    return TaskNumbers(td, ranking, tables, numbers.all_pairs(td, main, ctx.opts), vs, skipped, power, base)
+    judged, warns = _judged(td, ctx)
+    return TaskNumbers(td, ranking, tables, numbers.all_pairs(td, main, ctx.opts), vs, skipped, power, base,
+                       judged, warns)
+
+
+def _has_rankings(ctx: Context, name: str, task: str) -> bool:
+    try:
+        stored_rankings(ctx.results_dir, name, task, ctx.split)
+        return True
+    except AnalysisError:
+        return False
+
+
+def _judged(td: TaskData, ctx: Context, k: int = JUDGED_K) -> tuple[dict[str, float], list[str]]:
+    """judged@k per candidate label and the below-the-baseline warnings; nothing when rankings or labels lack."""
+    qrels = td.collection.qrels.get(ctx.split) if td.collection is not None else None
+    if not qrels:
+        return {}, []
+    names = [c.name for c in td.candidates if _has_rankings(ctx, c.name, td.name)]
+    if not names:
+        return {}, []
+    base = ctx.baseline.name if ctx.baseline.name in names else None
+    try:
+        rep = judged_report(ctx.results_dir, td.name, qrels, names, (k,), ctx.split, base)
+    except AnalysisError:  # runs stored before rankings were: the scores stand without judged@k
+        return {}, []
+    label = {c.name: c.label for c in td.candidates}
+    return {label[r.model]: float(r.judged) for r in rep.table.itertuples()}, list(rep.warnings)
 
 
 def summary(all_numbers: list[TaskNumbers]) -> Section:
@@ -82,6 +116,8 @@ def summary(all_numbers: list[TaskNumbers]) -> Section:
                            f"the two are tied")
             sec.blocks.append(Paragraph(text.sentence(head + verdict), "verdict"))
         sec.blocks.append(Paragraph(text.sentence(tn.power), "note"))
+        for w in tn.judged_warnings:
+            sec.blocks.append(Paragraph(f"Warning: {w}.", "verdict"))
     return sec
 
 
@@ -91,10 +127,15 @@ def results_table(all_numbers: list[TaskNumbers], ctx: Context) -> Section:
     sec = Section("results", "Results")
     sec.blocks.append(Paragraph(f"Mean over queries with {conf} bootstrap interval ({ctx.opts.resamples} resamples, "
                                 f"{ctx.opts.method}, seed {ctx.opts.seed}); sorted by the task's main metric. "
-                                f"★ marks the baseline ({ctx.baseline.label}).", "note"))
+                                f"★ marks the baseline ({ctx.baseline.label})."
+                                + (f" judged@{JUDGED_K}: the share of the candidate's top-{JUDGED_K} that carries any "
+                                   "label (unlabelled documents count as irrelevant, so a low value means the score "
+                                   "is probably underestimated)." if any(tn.judged for tn in all_numbers) else ""),
+                                "note"))
     for tn in all_numbers:
         kinds = {c.label: c.kind for c in tn.td.candidates}
         header = ["#", "candidate", "kind", "queries"] + [metric_label(m) + f" [{conf} CI]" for m in tn.td.metrics]
+        header += [f"judged@{JUDGED_K}"] if tn.judged else []
         rows, marked = [], set()
         for i, cand in enumerate(tn.ranking.candidate):
             cells = []
@@ -104,7 +145,8 @@ def results_table(all_numbers: list[TaskNumbers], ctx: Context) -> Section:
             is_base = cand == tn.baseline
             marked |= {i} if is_base else set()
             rows.append([str(i + 1), cand + (" ★" if is_base else ""), kinds.get(cand, ""),
-                         str(int(tn.ranking.n_queries.iloc[0]))] + cells)
+                         str(int(tn.ranking.n_queries.iloc[0]))] + cells
+                        + ([f"{tn.judged[cand]:.2f}" if cand in tn.judged else "—"] if tn.judged else []))
         sec.subsections.append(Section(f"results-{_slug(tn.td.name)}", tn.td.name,
                                        [Table(header, rows, f"{tn.td.name}: every candidate on the common queries",
                                               marked)]))

@@ -1,0 +1,55 @@
+"""The report shows judged@10 (results table, HTML and Markdown) and warns in the summary when a candidate's
+judged@10 is clearly below the baseline's; hand-made rankings on the tiny task, no model run."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from runners.analysis.report import build_report, render
+from runners.config.benchmark import BenchmarkConfig
+from runners.results.store import atomic_write_json, run_dir
+
+from conftest import TINY_YAML
+from fake_results import QUERIES, scores, write_config, write_model
+
+TASK = "TinyKBRetrieval"
+LABELLED = {"q1": "vpn-mac", "q2": "pwd", "q3": "leave-uk", "q4": "expense", "q5": "laptop", "q6": "deploy",
+            "q7": "mfa", "q8": "oncall", "q9": "printer", "q10": "wifi"}
+
+
+def _model(results: Path, name: str, label: str, rankings: dict, seed: int) -> None:
+    write_model(results, name, TASK, scores(0.6, seed), label)
+    atomic_write_json(run_dir(results, name, "r1", TASK, "ds1") / "rankings_test.json.gz",
+                      {"top_k": 100, "subsets": {"default": rankings}}, compress=True)
+
+
+def _bench(tmp_path: Path, new_judged: bool) -> BenchmarkConfig:
+    results = tmp_path / "results"
+    judged = {q: {LABELLED[q]: 0.9, f"unlabelled-{q}": 0.5} for q in QUERIES}  # judged@10 = 1/2
+    unjudged = {q: {f"x-{q}": 0.9, f"y-{q}": 0.5} for q in QUERIES}  # judged@10 = 0
+    _model(results, "acme/base", "Base", judged, 1)
+    _model(results, "acme/new", "New", judged if new_judged else unjudged, 2)
+    path = write_config(tmp_path / "bench.yaml", results, [str(TINY_YAML)],
+                        [{"name": "acme/base", "label": "Base"}, {"name": "acme/new", "label": "New"}])
+    return BenchmarkConfig.from_file(path)
+
+
+def test_report_shows_judged_and_warns_below_the_baseline(tmp_path):
+    rep = build_report(_bench(tmp_path, new_judged=False), with_public=False)
+    md, html = render(rep, "md"), render(rep, "html")
+    assert re.search(r"^\| # \| candidate \| kind \| queries \| .* \| judged@10 \|$", md, re.M)
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\|[^|]*\|\s*\**(Base ★|New)\**\s*\|.*\|\s*\**([0-9.]+)\**\s*\|$",
+                                                        md, re.M)}
+    assert rows == {"Base ★": "0.50", "New": "0.00"}
+    summary = md.split("## 2.")[0]
+    assert "New judged@10 = 0.00 vs Base 0.50" in summary
+    assert "its score is probably underestimated; pool and label its top-10" in summary
+    assert "judged@10</th>" in html and "probably underestimated; pool and label its top-10" in html
+    assert "http://" not in html and "https://" not in html
+
+
+def test_no_warning_when_equally_judged(tmp_path):
+    md = render(build_report(_bench(tmp_path, new_judged=True), with_public=False), "md")
+    assert "| judged@10 |" in md
+    assert "probably underestimated; pool" not in md
