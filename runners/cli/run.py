@@ -11,45 +11,94 @@ from rich.table import Table
 from .common import console, friendly_errors, offline_default
 
 
+def _records_json(records: list) -> str:
+    """The run's records as one JSON document (NaN -> null)."""
+    import json
+    import math
+    from dataclasses import asdict
+
+    def clean(x):
+        if isinstance(x, float) and not math.isfinite(x):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        return x
+
+    failed = [r for r in records if r.status == "failed"]
+    return json.dumps({"records": [clean(asdict(r)) for r in records], "failed": len(failed),
+                       "passed": not failed}, indent=1, allow_nan=False)
+
+
 @friendly_errors
 def run(
     config: Path = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c", help="benchmark YAML"),
     force: bool = typer.Option(False, "--force", help="re-run even what is complete"),
+    fmt: str = typer.Option("table", "--format", help="table|json (json: one document on stdout, progress off)"),
 ) -> None:
-    """Evaluate every model on every task (skips what is complete for the same data)."""
+    """Evaluate every model on every task (skips what is complete for the same data).
+
+    A model that fails to load or crashes is reported and skipped; the others still run; exit 2 at the end."""
     offline_default()
+    if fmt not in ("table", "json"):
+        raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
+    from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from ..config.benchmark import BenchmarkConfig
     from ..execution.run import candidates_for, run_benchmark
     from ..execution.tasks import check_tasks, load_task
+    from .common import EXIT_BAD_INPUT, err_console
 
+    as_json = fmt == "json"
     cfg = BenchmarkConfig.from_file(config)
     check_tasks(cfg)
     tasks = [load_task(t) for t in cfg.tasks]
     cands = candidates_for(cfg)
-    console.print(f"[bold]{cfg.name}[/]: {len(cands)} candidate(s) x {len(tasks)} task(s) -> {cfg.results_path}")
+    out = err_console if as_json else console  # json: stdout holds the document only
+    if not as_json:
+        console.print(f"[bold]{cfg.name}[/]: {len(cands)} candidate(s) x {len(tasks)} task(s) -> {cfg.results_path}")
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False) as progress:
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=out, transient=False,
+                  disable=as_json) as progress:
         bar = progress.add_task("benchmark", total=len(cands) * len(tasks))
 
-        def on_step(event: str, label: str, task: str) -> None:
+        def on_step(event: str, label: str, task: str, record=None) -> None:
             if event == "start":
                 progress.update(bar, description=f"{label} on {task}")
-            else:
-                progress.advance(bar)
-                verb = "cached" if event == "skip" else "done"
-                progress.console.print(f"  {verb}: {label} on {task}")
+                return
+            progress.advance(bar)
+            if event == "fail":
+                err_console.print(f"[bold red]failed:[/] {escape(label)} on {escape(task)}: "
+                                  f"{escape(record.reason if record else '')}", highlight=False, soft_wrap=True)
+            elif not as_json:
+                if event == "skip":
+                    progress.console.print(f"  cached: {label} on {task}", highlight=False, markup=False)
+                else:
+                    counts = f" (encoded {record.encoded}, reused {record.reused})" if record else ""
+                    progress.console.print(f"  done: {label} on {task}{counts}", highlight=False, markup=False)
 
         records = run_benchmark(cfg, force=force, on_step=on_step, candidates=cands, tasks=tasks,
-                                show_progress=sys.stderr.isatty())
+                                show_progress=sys.stderr.isatty() and not as_json)
         progress.update(bar, description="benchmark")
-    from ..analysis.stats import metric_label
-    from ..execution.run import SUMMARY_METRICS
+    failed = [r for r in records if r.status == "failed"]
+    if as_json:
+        sys.stdout.write(_records_json(records) + "\n")
+        sys.stdout.flush()
+    else:
+        from ..analysis.stats import metric_label
+        from ..execution.run import SUMMARY_METRICS
 
-    table = Table("model", "task", *[metric_label(m) for m in SUMMARY_METRICS], "time", title="results (test split)")
-    for r in records:
-        cells = [f"{r.scores.get(m, float('nan')):.4f}" for m in SUMMARY_METRICS]
-        when = "cached" if r.status == "skipped" else f"{r.seconds:.1f}s"
-        table.add_row(r.label, r.task, *cells, when)
-    console.print(table)
+        table = Table("model", "task", *[metric_label(m) for m in SUMMARY_METRICS], "time", title="results (test split)")
+        for r in records:
+            if r.status == "failed":
+                continue
+            cells = [f"{r.scores.get(m, float('nan')):.4f}" for m in SUMMARY_METRICS]
+            when = "cached" if r.status == "skipped" else f"{r.seconds:.1f}s"
+            table.add_row(r.label, r.task, *cells, when)
+        console.print(table)
+    if failed:
+        models = sorted({r.label for r in failed})
+        err_console.print(f"[bold red]error:[/] {len(failed)} of {len(records)} run(s) failed "
+                          f"({escape(', '.join(models))}): see the 'failed:' lines above", highlight=False,
+                          soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT)

@@ -8,6 +8,7 @@ the result complete. Leftovers of killed runs (staging folders, temp files) are 
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import shutil
@@ -51,12 +52,25 @@ class RunRecord:
     candidate: str
     label: str
     task: str
-    status: str  # "ran" | "skipped"
+    status: str  # "ran" | "skipped" | "failed" (then `reason` says why)
     seconds: float
     scores: dict[str, float]
     encoded: int = 0
     reused: int = 0
-    reason: str = ""  # why it ran: what changed since the stored result ("" = nothing stored)
+    reason: str = ""  # why it ran: what changed since the stored result; for "failed", the error
+
+
+_ENV_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EACCES, errno.EPERM, errno.EROFS}
+
+
+def _fatal(e: BaseException) -> bool:
+    """Faults of the environment (disk full, no write permission) stop the whole run; others fail one candidate."""
+    return not isinstance(e, Exception) or (isinstance(e, OSError) and e.errno in _ENV_ERRNOS)
+
+
+def failure_reason(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
 
 
 def _run_files(results_dir: Path, cand: Candidate, task: Any) -> dict[str, Path]:
@@ -165,11 +179,13 @@ def candidates_for(cfg: BenchmarkConfig) -> list[Candidate]:
 
 
 def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: bool = True,
-                  on_step: Callable[[str, str, str], None] | None = None,
+                  on_step: Callable[[str, str, str, RunRecord | None], None] | None = None,
                   candidates: list[Candidate] | None = None, tasks: list[Any] | None = None) -> list[RunRecord]:
     """Evaluate every candidate on every task; skip (candidate, task, data revision) already complete.
 
-    `on_step(event, candidate_label, task_name)` lets a UI draw progress ("start" / "done" / "skip").
+    `on_step(event, candidate_label, task_name, record)` lets a UI draw progress ("start" (record None) /
+    "done" / "skip" / "fail"). A candidate that fails to load, or crashes on a task, gets a "failed" record
+    (its `reason` says why) and the others still run; disk-full / permission faults still stop everything.
     """
     results_dir = cfg.results_path
     clean_leftovers(results_dir, cfg.cache_path)
@@ -178,11 +194,14 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
     encode_kwargs = {"batch_size": cfg.encode.batch_size}
     records: list[RunRecord] = []
     for cand in candidates:
-        model = None
+        model, load_error = None, ""
         save_candidate(results_dir, cand.name, {"label": cand.label, "revision": cand.revision, "kind": cand.kind,
                                                 "public_name": cand.public_name, **cand.info})
         for task in tasks:
             name = task.metadata.name
+            if load_error:  # the model did not load: every remaining task of it fails with the same reason
+                _failed(records, cand, name, 0.0, load_error, on_step)
+                continue
             identity = run_identity(cand, task, cfg.keep_top_k, cfg.cache_path)
             reason = "forced" if force else why_not_complete(results_dir, cand, task, identity)
             if not reason:
@@ -196,37 +215,61 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                         continue
                 logger.info("running %s on %s (%s)", cand.label, name, reason)
                 if on_step:
-                    on_step("start", cand.label, name)
+                    on_step("start", cand.label, name, None)
                 if model is None:
-                    model = wrap_cache(cand.load(), cand, cfg.cache_path)
-                    if cfg.encode.engine == "ray":  # fill the cache on the cluster; mteb then finds hits
-                        from .ray_encode import ray_pre_encode
+                    try:
+                        model = wrap_cache(cand.load(), cand, cfg.cache_path)
+                        if cfg.encode.engine == "ray":  # fill the cache on the cluster; mteb then finds hits
+                            from .ray_encode import ray_pre_encode
 
-                        ray_pre_encode(model, cand.load, tasks, address=cfg.encode.address,
-                                       actors=cfg.encode.actors, batch_size=cfg.encode.ray_batch_size,
-                                       model_batch_size=cfg.encode.batch_size)
+                            ray_pre_encode(model, cand.load, tasks, address=cfg.encode.address,
+                                           actors=cfg.encode.actors, batch_size=cfg.encode.ray_batch_size,
+                                           model_batch_size=cfg.encode.batch_size)
+                    except BaseException as e:  # noqa: BLE001 - one bad model must not stop the others
+                        if _fatal(e):
+                            raise
+                        logger.debug("loading %s failed", cand.name, exc_info=True)
+                        load_error = "could not load: " + failure_reason(e)
+                        _failed(records, cand, name, 0.0, load_error, on_step)
+                        continue
                 before = (getattr(model, "encoded", 0), getattr(model, "reused", 0))
                 t0 = time.perf_counter()
-                evaluate_one(model, cand, task, results_dir, encode_kwargs, cfg.keep_top_k, show_progress, identity)
-                records.append(RunRecord(cand.name, cand.label, name, "ran", time.perf_counter() - t0,
-                                         read_scores(results_dir, cand, name, task.eval_splits[0]),
+                try:
+                    evaluate_one(model, cand, task, results_dir, encode_kwargs, cfg.keep_top_k, show_progress,
+                                 identity)
+                    scores = read_scores(results_dir, cand, name, task.eval_splits[0])
+                except BaseException as e:  # noqa: BLE001 - a crash on one task fails that (candidate, task) only
+                    if _fatal(e):
+                        raise
+                    logger.debug("%s on %s failed", cand.name, name, exc_info=True)
+                    _failed(records, cand, name, time.perf_counter() - t0, "crashed: " + failure_reason(e), on_step)
+                    continue
+                records.append(RunRecord(cand.name, cand.label, name, "ran", time.perf_counter() - t0, scores,
                                          getattr(model, "encoded", 0) - before[0],
                                          getattr(model, "reused", 0) - before[1], reason))
             if on_step:
-                on_step("done", cand.label, name)
+                on_step("done", cand.label, name, records[-1])
     if any(isinstance(e, dict) and e.get("score") == "chunk" for e in cfg.experiments):
         records += run_chunk_level(cfg, tasks, force=force, show_progress=show_progress, on_step=on_step)
     return records
 
 
 def _skipped(results_dir: Path, cand: Candidate, task: Any,
-             on_step: Callable[[str, str, str], None] | None) -> RunRecord:
+             on_step: Callable[..., None] | None) -> RunRecord:
     name = task.metadata.name
     record = RunRecord(cand.name, cand.label, name, "skipped", 0.0,
                        read_scores(results_dir, cand, name, task.eval_splits[0]))
     if on_step:
-        on_step("skip", cand.label, name)
+        on_step("skip", cand.label, name, record)
     return record
+
+
+def _failed(records: list[RunRecord], cand: Candidate, task_name: str, seconds: float, reason: str,
+            on_step: Callable[..., None] | None) -> None:
+    record = RunRecord(cand.name, cand.label, task_name, "failed", seconds, {}, reason=reason)
+    records.append(record)
+    if on_step:
+        on_step("fail", cand.label, task_name, record)
 
 
 def run_chunk_level(cfg: BenchmarkConfig, tasks: list[Any] | None = None, **run_kwargs: Any) -> list[RunRecord]:
