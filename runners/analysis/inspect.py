@@ -17,6 +17,7 @@ from custom_tasks.errors import ConfigError
 
 from ..results.export import stored_rankings, trec_order
 from ..results.store import find_run, model_dir_name, read_json
+from .errors import AnalysisError
 from .per_query import label_of, result_models
 
 #: Differences smaller than this count as ties (scores are floats from pytrec_eval).
@@ -92,6 +93,24 @@ def _text_tags(collection: Collection | None, qid: str) -> tuple[str | None, dic
     return collection.queries.get(qid), dict(collection.query_tags.get(qid, {}))
 
 
+def model_judged(results_dir: Path, task: str, model: str, collection: Collection | None, split: str = "test",
+                 k: int = 10) -> float | None:
+    """The model's judged@k on the task (share of its top-k carrying any label, mean over the labelled queries);
+    None for a public task or a run stored without rankings."""
+    from .judged import judged_at_k
+    from .judged import stored_rankings as judged_rankings
+
+    qrels = collection.qrels.get(split) if collection is not None else None
+    if not qrels:
+        return None
+    try:
+        rankings, _ = judged_rankings(results_dir, model, task, split)
+    except AnalysisError:
+        return None
+    value = float(judged_at_k(rankings, qrels, k).mean())
+    return None if math.isnan(value) else value
+
+
 # --------------------------------------------------------------------------- diff
 
 
@@ -159,6 +178,7 @@ class CandidateHits:
     metric_score: float | None  # the candidate's per-query score on the chosen metric
     hits: list[Hit]
     found: list[str]  # labelled documents (grade > 0) in the top-k
+    judged_at_10: float | None = None  # over the whole task, not this query: how much of its score rests on labels
 
 
 @dataclass
@@ -202,7 +222,8 @@ def query_view(results_dir: Path, task: str, query_id: str, collection: Collecti
         hits = [Hit(i, d, s, qrels.get(d), doc(d, {}).get("title", ""), snippet(doc(d, {})))
                 for i, (d, s) in enumerate(trec_order(ranking)[:k], 1)]
         cands.append(CandidateHits(name, label_of(results_dir, name), scores.get(query_id), hits,
-                                   [h.doc_id for h in hits if h.grade]))
+                                   [h.doc_id for h in hits if h.grade],
+                                   model_judged(results_dir, task, name, collection, split)))
         if find_run(results_dir, name, task).name != revision:
             stale.append(name)
     return QueryView(task, query_id, collection.queries[query_id], dict(collection.query_tags.get(query_id, {})),

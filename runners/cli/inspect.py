@@ -86,16 +86,17 @@ def worst_cmd(
     """The worst queries of one model on a metric (lowest first)."""
     offline_default()
     _check_format(fmt)
-    from ..analysis.inspect import resolve_model, worst_queries
+    from ..analysis.inspect import model_judged, resolve_model, worst_queries
     from ..analysis.per_query import label_of
     from ..analysis.stats import metric_label
 
     _, results, task_name, collection = _context(config, task)
     name = resolve_model(results, task_name, model)
     rows = worst_queries(results, task_name, name, metric, n, split, collection)
+    judged = model_judged(results, task_name, name, collection, split)
     if fmt == "json":
         print_json({"task": task_name, "model": name, "label": label_of(results, name), "metric": metric,
-                    "split": split, "queries": [r.__dict__ for r in rows]})
+                    "split": split, "judged_at_10": judged, "queries": [r.__dict__ for r in rows]})
         return
     if fmt == "csv":
         _csv([{"query_id": r.query_id, metric: r.score, "text": r.text, "tags": _tags(r.tags)} for r in rows])
@@ -105,6 +106,9 @@ def worst_cmd(
     for i, r in enumerate(rows, 1):
         t.add_row(str(i), Text(r.query_id), f"{r.score:.4f}", Text(_tags(r.tags)), Text(r.text or ""))
     console.print(t)
+    if judged is not None:
+        console.print(Text(f"judged@10 of {label_of(results, name)} on {task_name}: {judged:.2f} (share of its top-10 "
+                           "that carries any label; unlabelled documents count as irrelevant)"))
 
 
 @app.command("diff")
@@ -193,6 +197,8 @@ def _print_view(view: Any, k: int) -> None:
             t.add_row(str(h.rank), Text(h.doc_id), f"{h.score:.4f}", _grade_cell(h.grade), Text(h.title),
                       Text(h.snippet))
         console.print(t)
+        if c.judged_at_10 is not None:
+            console.print(Text(f"  judged@10 of {c.label} on the task: {c.judged_at_10:.2f}"))
         missed = [f"{h.doc_id} (grade {h.grade})" for h in view.labels if h.grade and h.doc_id not in c.found]
         if missed:
             console.print(Text(f"  not in {c.label}'s top-{k}: {', '.join(missed)}", style="yellow"))
