@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,6 +102,9 @@ class GateRun:
 
     outcomes: list[tuple[str, str, str, GateResult]]
     skipped: list[str] = field(default_factory=list)
+    #: judged@10 of baseline and candidate per task, and the "probably underestimated" warning when the
+    #: candidate's is clearly lower (lines to print; empty for public tasks or runs without stored rankings)
+    judged: list[str] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[tuple[str, str, str, GateResult]]:
         return iter(self.outcomes)
@@ -169,12 +172,14 @@ def _baseline_runs(base_dir: Path, base_key: str | None, tasks: list[str] | None
 def regression_gate(baseline: str, candidate: str = "results", *, results_dir: Path = Path("results"),
                     tasks: list[str] | None = None, metric: str = "ndcg_at_10", max_drop: float = 0.01,
                     alpha: float = 0.05, split: str = "test", n_resamples: int = 10_000,
-                    seed: int = 0, allow_missing: bool = False) -> GateRun:
+                    seed: int = 0, allow_missing: bool = False,
+                    qrels: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None) -> GateRun:
     """Compare candidate vs baseline on every (model, task) the baseline has.
 
     Each side is a results folder (then models are matched by name) or a model name/label in
     `results_dir` (e.g. yesterday's fine-tune vs today's). What the candidate lacks is an
     AnalysisError naming it, unless `allow_missing` (then it is listed in `GateRun.skipped`).
+    `qrels` (task -> labels) gives judged@10 its labels; by default a task is looked up by name in configs/tasks.
     """
     check_options(max_drop, alpha, n_resamples)
     base_dir, base_model = _resolve(baseline, results_dir, "--baseline")
@@ -204,7 +209,41 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
                                   load_scores(cand_dir, c, task, metric, split), metric,
                                   max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)
         out.append((task, label_of(base_dir, b), label_of(cand_dir, c), result))
-    return GateRun(out, missing)
+    notes = []
+    for task, b, c in pairs:
+        notes += judged_notes(task, base_dir, b, cand_dir, c, _task_qrels(task, split, qrels), split, seed)
+    return GateRun(out, missing, notes)
+
+
+def _task_qrels(task: str, split: str, given: Mapping[str, Mapping[str, Mapping[str, int]]] | None
+                ) -> Mapping[str, Mapping[str, int]] | None:
+    if given is not None:
+        return given.get(task)
+    try:
+        from .judged import task_collection
+
+        return task_collection(task).qrels.get(split)
+    except Exception:  # noqa: BLE001 — a public task or data moved: the gate stands without judged@10
+        return None
+
+
+def judged_notes(task: str, base_dir: Path, base: str, cand_dir: Path, cand: str,
+                 qrels: Mapping[str, Mapping[str, int]] | None, split: str = "test", seed: int = 0,
+                 k: int = 10) -> list[str]:
+    """`task: judged@10: baseline B 0.95, candidate C 0.70` and, when C is clearly lower, the warning."""
+    from .judged import DEFAULT_MARGIN, _below_baseline, judged_at_k, stored_rankings
+
+    if not qrels:
+        return []
+    try:
+        sb = judged_at_k(stored_rankings(base_dir, base, task, split)[0], qrels, k)
+        sc = judged_at_k(stored_rankings(cand_dir, cand, task, split)[0], qrels, k)
+    except AnalysisError:  # runs stored before rankings were
+        return []
+    lb, lc = label_of(base_dir, base), label_of(cand_dir, cand)
+    lines = [f"{task}: judged@{k}: baseline {lb} {sb.mean():.2f}, candidate {lc} {sc.mean():.2f}"]
+    warning = _below_baseline(cand_dir, task, sc, sb, cand, base, k, DEFAULT_MARGIN, seed, labels=(lc, lb))
+    return lines + ([f"warning: {warning}"] if warning else [])
 
 
 def _tasks_with_runs(results_dir: Path) -> set[str]:

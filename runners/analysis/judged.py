@@ -109,8 +109,9 @@ def judged_report(results_dir: Path, task: str, qrels: Mapping[str, Mapping[str,
 
 
 def _below_baseline(results_dir: Path, task: str, cand: pd.Series, base: pd.Series, model: str, base_model: str,
-                    k: int, margin: float, seed: int) -> str | None:
-    """The warning line when `cand` is clearly below `base` (paired over queries), else None."""
+                    k: int, margin: float, seed: int, labels: tuple[str, str] | None = None) -> str | None:
+    """The warning line when `cand` is clearly below `base` (paired over queries), else None; `labels`
+    (candidate, baseline) when the two come from different results folders."""
     both = pd.concat([cand, base], axis=1).dropna()
     if both.empty:
         return None
@@ -123,7 +124,7 @@ def _below_baseline(results_dir: Path, task: str, cand: pd.Series, base: pd.Seri
     high = float(np.quantile(boot, 0.975))
     if high >= 0:
         return None
-    c, b = label_of(results_dir, model), label_of(results_dir, base_model)
+    c, b = labels or (label_of(results_dir, model), label_of(results_dir, base_model))
     return (f"{task}: {c} judged@{k} = {both.iloc[:, 0].mean():.2f} vs {b} {both.iloc[:, 1].mean():.2f} "
             f"({mean:+.2f}, 95% CI upper {high:+.2f}): its score is probably underestimated; pool and label its "
             f"top-{k} (`private-mteb labels pool -c CONFIG --depth {k}`)")
