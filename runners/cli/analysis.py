@@ -153,14 +153,27 @@ def check_cmd(
     seed: int = typer.Option(0, "--seed"),
     allow_missing: bool = typer.Option(False, "--allow-missing",
                                        help="skip (and list) baseline models/tasks the candidate lacks"),
+    fmt: str = typer.Option("table", "--format", help="table|json"),
 ) -> None:
     """Regression gate for CI: exit 1 only if the drop is larger than allowed AND significant;
     exit 2 if it cannot check everything the baseline has (or an option is wrong)."""
     from ..analysis.gate import regression_gate
 
+    if fmt not in ("table", "json"):
+        raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
     run = regression_gate(baseline, candidate, results_dir=results, tasks=task, metric=metric,
                           max_drop=max_drop, alpha=alpha, n_resamples=resamples, seed=seed,
                           allow_missing=allow_missing)
+    if fmt == "json":
+        from dataclasses import asdict
+
+        from .common import print_json
+
+        print_json({"outcomes": [{"task": t, "baseline": b, "candidate": c, **asdict(r)} for t, b, c, r in run],
+                    "skipped": list(run.skipped), "passed": run.passed})
+        if not run.passed:
+            raise typer.Exit(EXIT_REGRESSION)
+        return
     for what in run.skipped:
         console.print(f"[yellow]skipped (not in the candidate, --allow-missing): {what}[/]", highlight=False)
     for task_name, base, cand, res in run:
@@ -176,9 +189,12 @@ def experiments_cmd(
     metric: Optional[list[str]] = typer.Option(None, "--metric", "-m"),
     models: Optional[str] = typer.Option(None, "--models", help="a,b,...: only these candidates (names or labels)"),
     csv: Optional[Path] = typer.Option(None, "--csv", help="also write the table as CSV"),
+    fmt: str = typer.Option("table", "--format", help="table|json"),
 ) -> None:
     """Experiment candidates vs their plain dense model: mean [CI], paired difference, Holm p, ANN overlap."""
     offline_default()
+    if fmt not in ("table", "json"):
+        raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
     from ..analysis.experiments import experiment_table, format_experiment_table
     from ..analysis.per_query import check_metric, stored_metrics
     from ..config.benchmark import BenchmarkConfig
@@ -191,6 +207,11 @@ def experiments_cmd(
     for m in metric or cfg.stats.metrics:
         check_metric(m, known)
     df = experiment_table(cfg.results_path, cfg, metric, models=names if models is not None else None)
-    console.print(format_experiment_table(df), highlight=False, markup=False)
+    if fmt == "json":
+        from .common import print_json
+
+        print_json({"experiments": df.to_dict(orient="records")})
+    else:
+        console.print(format_experiment_table(df), highlight=False, markup=False)
     if csv:
         atomic_write_bytes(csv, df.to_csv(index=False).encode())

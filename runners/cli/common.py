@@ -157,3 +157,27 @@ def emit(df: Any, fmt: str) -> None:
 
 def fmt4(x: float) -> str:
     return f"{x:.4f}"
+
+
+def _json_clean(x: Any) -> Any:
+    """NaN/inf -> None, numpy scalars -> Python, tuples -> lists (recursively)."""
+    import math
+
+    if isinstance(x, dict):
+        return {str(k): _json_clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_clean(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        try:
+            x = x.item()
+        except (TypeError, ValueError):
+            pass
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def print_json(obj: Any) -> None:
+    """Exactly one JSON document on stdout (NaN -> null), written plainly: rich would wrap and colour it."""
+    sys.stdout.write(json.dumps(_json_clean(obj), indent=1, allow_nan=False, default=str) + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,84 @@
+"""`--format json`: exactly one JSON document on stdout (NaN -> null) for run, check, tasks, experiments."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from runners.cli import app
+from tests.conftest import TINY_YAML
+from tests.fake_results import scores, write_config, write_model
+
+runner = CliRunner()
+TINY = "TinyKBRetrieval"
+
+
+def _results(tmp_path, name="results", models=(("acme/one", 0.8, "One"), ("acme/two", 0.5, "Two"))):
+    results = tmp_path / name
+    for i, (model, mean, label) in enumerate(models):
+        write_model(results, model, TINY, scores(mean, i + 1), label)
+    return results
+
+
+def test_check_json(tmp_path):
+    base = _results(tmp_path, "base", models=(("acme/one", 0.8, "One"),))
+    cand = _results(tmp_path, "cand", models=(("acme/one", 0.3, "One"),))
+    result = runner.invoke(app, ["check", "--baseline", str(base), "--candidate", str(cand), "--resamples", "200",
+                                 "--format", "json"])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert doc["passed"] is False and doc["skipped"] == []
+    assert doc["outcomes"][0]["task"] == TINY and doc["outcomes"][0]["passed"] is False
+    twin = _results(tmp_path, "twin", models=(("acme/one", 0.8, "One"),))
+    same = runner.invoke(app, ["check", "--baseline", str(base), "--candidate", str(twin), "--resamples", "200",
+                               "--format", "json"])
+    assert same.exit_code == 0, same.output
+    assert json.loads(same.stdout)["passed"] is True
+
+
+def test_experiments_json(tmp_path):
+    results = _results(tmp_path)
+    cfg = write_config(tmp_path / "bench.yaml", results, [TINY],
+                       [{"name": "acme/one", "label": "One"}, {"name": "acme/two", "label": "Two"}])
+    result = runner.invoke(app, ["experiments", "-c", str(cfg), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["experiments"]
+    assert isinstance(rows, list) and rows and isinstance(rows[0], dict)
+
+
+def test_tasks_stats_json():
+    result = runner.invoke(app, ["tasks", "stats", str(TINY_YAML), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["stats"] and all(not isinstance(v, float) or v == v for v in doc["stats"].values())
+
+
+def test_tasks_validate_json_one_task():
+    result = runner.invoke(app, ["tasks", "validate", str(TINY_YAML), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["passed"] is True and doc["tasks"][0]["task"] == TINY
+    assert doc["tasks"][0]["errors"] == 0 and isinstance(doc["tasks"][0]["warnings"], int)
+
+
+def test_tasks_validate_all_lists_every_problem(tmp_path, monkeypatch):
+    import shutil
+
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    data = tmp_path / "kb_tiny"
+    shutil.copytree(TINY_YAML.parent.parent / "fixtures" / "kb_tiny", data)
+    good = TINY_YAML.read_text().replace("../fixtures/kb_tiny", str(data))
+    (tasks / "good.yaml").write_text(good)
+    (tasks / "bad1.yaml").write_text(good.replace("TinyKBRetrieval", "BadOne").replace(str(data), str(tmp_path / "nope1")))
+    (tasks / "bad2.yaml").write_text(good.replace("TinyKBRetrieval", "BadTwo").replace(str(data), str(tmp_path / "nope2")))
+    monkeypatch.setenv("PRIVATE_MTEB_TASKS_DIR", str(tasks))
+    result = runner.invoke(app, ["tasks", "validate"])
+    out = result.output
+    assert result.exit_code == 2, out
+    assert "Traceback" not in out
+    assert "BadOne" in out and "BadTwo" in out and "ok TinyKBRetrieval" in out, out
+    assert "2 of 3 task(s) failed" in out
+    doc = json.loads(runner.invoke(app, ["tasks", "validate", "--format", "json"]).stdout)
+    assert doc["failed"] == 2 and sorted(t["ok"] for t in doc["tasks"]) == [False, False, True]
