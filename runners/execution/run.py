@@ -23,6 +23,7 @@ from ..config.benchmark import BenchmarkConfig
 from ..results.locks import FileLock
 from ..results.store import (
     SIDE,
+    EnvironmentFault,
     atomic_write_json,
     clean_leftovers,
     env_faults,
@@ -65,7 +66,8 @@ _ENV_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EACCE
 
 def _fatal(e: BaseException) -> bool:
     """Faults of the environment (disk full, no write permission) stop the whole run; others fail one candidate."""
-    return not isinstance(e, Exception) or (isinstance(e, OSError) and e.errno in _ENV_ERRNOS)
+    return (not isinstance(e, Exception) or isinstance(e, EnvironmentFault)
+            or (isinstance(e, OSError) and e.errno in _ENV_ERRNOS))
 
 
 def failure_reason(e: BaseException) -> str:
