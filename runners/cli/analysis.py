@@ -170,10 +170,12 @@ def check_cmd(
         from .common import print_json
 
         print_json({"outcomes": [{"task": t, "baseline": b, "candidate": c, **asdict(r)} for t, b, c, r in run],
-                    "skipped": list(run.skipped), "passed": run.passed})
+                    "skipped": list(run.skipped), "passed": run.passed, "judged": list(run.judged)})
         if not run.passed:
             raise typer.Exit(EXIT_REGRESSION)
         return
+    for line in run.judged:  # judged@10 of both sides and the underestimation warning (labels)
+        console.print(line, highlight=False, markup=False)
     for what in run.skipped:
         console.print(f"[yellow]skipped (not in the candidate, --allow-missing): {what}[/]", highlight=False)
     for task_name, base, cand, res in run:
