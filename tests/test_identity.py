@@ -170,3 +170,13 @@ def test_experiment_parameters_are_part_of_the_identity(tmp_path, tiny_copy):
     model = {**np_model(weights=str(folder / "weights.npy"))}
     cfg2 = cfg_for(tmp_path, tiny_copy, [model], experiments=exp)
     assert [r.status for r in run_benchmark(cfg2, show_progress=False)] == ["ran", "ran"]  # base weights differ
+
+
+def test_encode_max_seq_length_leaves_bm25_alone(tmp_path, tiny_copy):
+    """`encode: {max_seq_length: N}` is for encoders: BM25 keeps its identity, name and cached result."""
+    plain = write_benchmark(tmp_path, [str(tiny_copy)], models=[{"name": "bm25"}])
+    first = run_benchmark(BenchmarkConfig.from_file(plain), show_progress=False)
+    short = write_benchmark(tmp_path, [str(tiny_copy)], models=[{"name": "bm25"}], encode={"max_seq_length": 16})
+    again = run_benchmark(BenchmarkConfig.from_file(short), show_progress=False)
+    assert [r.status for r in first] == ["ran"] and [r.status for r in again] == ["skipped"]
+    assert again[0].candidate == first[0].candidate

@@ -40,7 +40,7 @@ def spec_identity(spec: ModelSpec, name: str, revision: str, kind: str) -> dict[
 
 def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_length: int | None = None) -> Candidate:
     kind = spec.resolved_kind
-    if max_seq_length and not spec.max_seq_length:
+    if max_seq_length and not spec.max_seq_length and kind != "bm25":  # BM25 has no sequence length
         spec = spec.model_copy(update={"max_seq_length": max_seq_length})
     if kind == "bm25":
         meta = registry_meta(BM25_NAME)
