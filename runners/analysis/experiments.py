@@ -13,8 +13,6 @@ from typing import Any
 
 import pandas as pd
 
-from custom_tasks.config import TaskConfig
-
 from ..config.benchmark import BenchmarkConfig
 from ..config.experiments import (
     TYPES,
@@ -25,6 +23,7 @@ from ..config.experiments import (
     parse_experiments,
     plan_experiments,
 )
+from ..config.task_lookup import task_name_for
 from ..results.store import load_ann_agreement, load_candidates, load_per_query
 from .stats import ci_table, holm, paired_tests
 
@@ -36,10 +35,6 @@ class _Stored:
     kind: str
     revision: str | None
     base: str | None = None
-
-
-def _task_name(name: str) -> str:
-    return TaskConfig.from_file(name).name if Path(name).suffix in {".yaml", ".yml"} else name
 
 
 def _stored(results_dir: Path, cfg: BenchmarkConfig) -> tuple[list[_Stored], list[_Stored]]:
@@ -68,11 +63,11 @@ def experiment_table(results_dir: Path, cfg: BenchmarkConfig, metrics: list[str]
     metrics = metrics or list(st.metrics)
     rows: list[dict[str, Any]] = []
     bases, exps = _stored(results_dir, cfg)
-    pairs = [(t, c) for t in map(_task_name, cfg.tasks) for c in bases + exps
+    pairs = [(t, c) for t in (task_name_for(t, cfg) for t in cfg.tasks) for c in bases + exps
              if models is None or c.name in models]
     for entry in chunk_level_entries(cfg):
         d = next(b for b in bases if b.name == base_spec(cfg, entry.model).name)
-        pairs += [(chunk_task_name(_task_name(t), ch), dataclasses.replace(d, label=f"{d.label} (chunk level)"))
+        pairs += [(chunk_task_name(task_name_for(t, cfg), ch), dataclasses.replace(d, label=f"{d.label} (chunk level)"))
                   for t in cfg.tasks for ch in entry.chunkers()]
 
     def scores(c: _Stored, task: str, metric: str) -> pd.Series | None:

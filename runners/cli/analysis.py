@@ -22,15 +22,6 @@ def _split(text: Optional[str]) -> list[str]:
     return [t.strip() for t in (text or "").split(",") if t.strip()]
 
 
-def _task_name(entry: str) -> str:
-    """A benchmark's task entry (a name or a task YAML path) -> the name results are filed under."""
-    if Path(entry).suffix in {".yaml", ".yml"}:
-        from custom_tasks.config import TaskConfig
-
-        return TaskConfig.from_file(entry).name
-    return entry
-
-
 def _candidates(cfg: Any, config: Path, models: Optional[str], experiments: bool, tasks: list[str]) -> list[str]:
     """Results names to compare: `--models` (names or labels), else the config's `models:` (and, for
     `experiments`, its planned experiment candidates); each must have results for every task."""
@@ -110,7 +101,8 @@ def stats_cmd(
 
     cfg = BenchmarkConfig.from_file(config)
     opts = cfg.stats
-    entries = [(e, _task_name(e)) for e in task or cfg.tasks]
+    from ..config.task_lookup import task_name_for  # lazy: commands import their API when they run
+    entries = [(e, task_name_for(e, cfg)) for e in task or cfg.tasks]
     names = _candidates(cfg, config, models, False, [name for _, name in entries])
     n_resamples = resamples or opts.resamples
     reports = []
@@ -203,7 +195,8 @@ def experiments_cmd(
     from ..results.store import atomic_write_bytes
 
     cfg = BenchmarkConfig.from_file(config)
-    tasks = [_task_name(t) for t in cfg.tasks]
+    from ..config.task_lookup import task_name_for  # lazy: commands import their API when they run
+    tasks = [task_name_for(t, cfg) for t in cfg.tasks]
     names = _candidates(cfg, config, models, True, tasks)
     known = stored_metrics(cfg.results_path, names[0], tasks[0])
     for m in metric or cfg.stats.metrics:
