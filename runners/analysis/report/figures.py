@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -159,14 +160,19 @@ def sweep(series: Sequence[tuple[str, list[float], pd.DataFrame]], xlabel: str, 
                     capsize=3, label=label)
         values += [lo, hi]
     if log_x:
-        ax.set_xscale("log", base=2)
-        xs = sorted({v for _, x, _ in series for v in x})
-        ax.set_xticks(xs)
-        ax.set_xticklabels([f"{v:g}" for v in xs])
+        _log2_axis(ax, series)
     ax.set_xlabel(xlabel, fontsize=8)
     _value_axis(ax, values, metric_label)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     return fig
+
+
+def _log2_axis(ax: Any, series: Sequence[tuple[Any, list[float], Any]]) -> None:
+    """A log2 x axis ticked at exactly the swept values (search effort, chunk size)."""
+    ax.set_xscale("log", base=2)
+    xs = sorted({v for _, x, _ in series for v in x})
+    ax.set_xticks(xs)
+    ax.set_xticklabels([f"{v:g}" for v in xs])
 
 
 def ann_sweep(series: Sequence[tuple[str, list[float], pd.DataFrame]], xlabel: str, metric_label: str,
@@ -190,10 +196,7 @@ def ann_sweep(series: Sequence[tuple[str, list[float], pd.DataFrame]], xlabel: s
     ax1.grid(alpha=0.25)
     ax1.tick_params(labelsize=7)
     for ax in (ax1, ax2):
-        ax.set_xscale("log", base=2)
-        xs = sorted({v for _, x, _ in series for v in x})
-        ax.set_xticks(xs)
-        ax.set_xticklabels([f"{v:g}" for v in xs])
+        _log2_axis(ax, series)
         ax.set_xlabel(xlabel, fontsize=8)
     _value_axis(ax2, values, metric_label)
     ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
