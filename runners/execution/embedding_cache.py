@@ -6,6 +6,8 @@ a re-chunked collection or a changed label file would encode everything again. H
 shards of float32 arrays written atomically (vector_store.py): a killed run never corrupts the cache.
 A local model's folder also carries the content hash of its files (`weights-<hash>`): retrained weights never reuse old vectors.
 Encoding missing texts happens under a per-folder flock: a concurrent run waits, then finds them stored.
+Missing texts are encoded longest first in chunks of whole batches (the batches sentence-transformers would
+form in one call), so `progress` (progress.py) can report texts done, texts/s and an ETA as they finish.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from custom_tasks.mteb_private import custom_collate_fn
 
 from ..results.store import env_faults, model_dir_name
 from .identity import weights_fingerprint
+from .progress import NO_PROGRESS, EncodeProgress, encoding
 from .vector_store import VectorStore
 
 _KEY_BYTES = 16
+CHUNK_TEXTS = 256  # texts per encode call (rounded to whole batches): how often progress moves
 
 
 def text_key(prompt_key: str, text: str) -> bytes:
@@ -35,13 +39,16 @@ EmbeddingStore = VectorStore  # the memory-mapped store (vector_store.py); old `
 class CachedEncoder:
     """Wraps an mteb encoder; encodes only texts not already in the store.
 
-    Counts `encoded` and `reused` texts so benchmarks can show that shared text is encoded once.
+    Counts `encoded` and `reused` texts so benchmarks can show that shared text is encoded once;
+    reports each encode pass to `progress` (set by the runner; a no-op by default) under `label`.
     """
 
-    def __init__(self, model: Any, store: EmbeddingStore, variant: str = "") -> None:
+    def __init__(self, model: Any, store: EmbeddingStore, variant: str = "", label: str = "") -> None:
         self._model = model
         self.store = store
         self.variant = variant
+        self.label = label
+        self.progress: EncodeProgress = NO_PROGRESS
         self.encoded = 0
         self.reused = 0
 
@@ -71,8 +78,6 @@ class CachedEncoder:
 
     def encode(self, inputs: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
                prompt_type: Any = None, **kwargs: Any) -> np.ndarray:
-        from torch.utils.data import DataLoader
-
         dataset = inputs.dataset
         texts: list[str] = dataset["text"]
         prompt_key = self._prompt_key(task_metadata, prompt_type)
@@ -92,19 +97,40 @@ class CachedEncoder:
                 found, missing, found_vecs = self.store.lookup(unique_keys)
                 by_key.update({unique_keys[i]: v for i, v in zip(found, found_vecs)})
                 if missing:
-                    rows = [unique_idx[i] for i in missing]
-                    loader = DataLoader(dataset.select(rows), batch_size=inputs.batch_size or 32,
-                                        collate_fn=custom_collate_fn(), shuffle=False)
-                    new = self._model.encode(loader, task_metadata=task_metadata, hf_split=hf_split,
-                                             hf_subset=hf_subset, prompt_type=prompt_type, **kwargs)
-                    new = _to_numpy(new)
                     new_keys = [unique_keys[i] for i in missing]
+                    new = self._encode_rows(dataset, [unique_idx[i] for i in missing], inputs.batch_size or 32,
+                                            dict(task_metadata=task_metadata, hf_split=hf_split,
+                                                 hf_subset=hf_subset, prompt_type=prompt_type, **kwargs))
                     self.store.add(new_keys, new)
                     by_key.update(zip(new_keys, new))
                     n_encoded = len(missing)
         self.encoded += n_encoded
         self.reused += len(texts) - n_encoded
         return np.stack([by_key[k] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
+
+
+    def _encode_rows(self, dataset: Any, rows: list[int], batch_size: int, call: dict[str, Any]) -> np.ndarray:
+        """Encode `dataset` rows longest first, a chunk of whole batches per call, reporting each chunk."""
+        from torch.utils.data import DataLoader
+
+        texts = dataset.select(rows)["text"]
+        order = sorted(range(len(rows)), key=lambda i: -len(texts[i]))  # stable: ties keep their order
+        chunk = batch_size * max(1, CHUNK_TEXTS // batch_size)
+        ptype = getattr(call.get("prompt_type"), "value", call.get("prompt_type")) or "texts"
+        name = getattr(call["task_metadata"], "name", "")
+        label = f"{self.label} on {name}: {ptype}" if self.label else f"{name}: {ptype}"
+        out: np.ndarray | None = None
+        with encoding(self.progress, label, len(rows)) as progress:
+            for start in range(0, len(order), chunk):
+                part = order[start:start + chunk]
+                loader = DataLoader(dataset.select([rows[i] for i in part]), batch_size=batch_size,
+                                    collate_fn=custom_collate_fn(), shuffle=False)
+                vecs = _to_numpy(self._model.encode(loader, **call))
+                if out is None:
+                    out = np.empty((len(rows), vecs.shape[1]), dtype=np.float32)
+                out[part] = vecs
+                progress.advance(len(part))
+        return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
 
 def _to_numpy(x: Any) -> np.ndarray:
@@ -123,4 +149,4 @@ def wrap_cache(model: Any, cand: Any, cache_root: Path) -> Any:
     weights = weights_fingerprint(getattr(cand, "weight_paths", ()), cache_root)
     if weights:
         folder = folder / f"weights-{weights[:16]}"
-    return CachedEncoder(model, EmbeddingStore(folder), variant=cand.cache_variant)
+    return CachedEncoder(model, EmbeddingStore(folder), variant=cand.cache_variant, label=cand.label)

@@ -23,6 +23,7 @@ from custom_tasks.errors import ConfigError
 from custom_tasks.mteb_private import create_dataloader, custom_collate_fn
 
 from .embedding_cache import CachedEncoder, _to_numpy, text_key
+from .progress import EncodeProgress, encoding
 
 logger = logging.getLogger(__name__)
 COMPACT_ABOVE = 64  # shards: merge the many per-batch shards into one at the end of a job
@@ -102,8 +103,11 @@ def _batches(jobs: list[EncodeJob], size: int) -> Iterator[tuple[EncodeJob, slic
 
 
 def ray_pre_encode(model: Any, load: Callable[[], Any], tasks: list[Any], *, address: str | None, actors: int,
-                   batch_size: int, model_batch_size: int = 32) -> dict[str, float]:
-    """Fill the cache of `model` (a CachedEncoder) for `tasks` on a Ray cluster; returns counts and seconds."""
+                   batch_size: int, model_batch_size: int = 32,
+                   progress: EncodeProgress | None = None) -> dict[str, float]:
+    """Fill the cache of `model` (a CachedEncoder) for `tasks` on a Ray cluster; returns counts and seconds.
+
+    `progress` (default: `model.progress`) gets one pass over all missing texts, advanced per finished batch."""
     if not isinstance(model, CachedEncoder):
         logger.info("encode.engine ray: %s is not a cached dense encoder; encoding locally", type(model).__name__)
         return {"texts": 0, "batches": 0, "seconds": 0.0}
@@ -135,14 +139,17 @@ def ray_pre_encode(model: Any, load: Callable[[], Any], tasks: list[Any], *, add
         for actor in pool:  # two batches queued per actor: no actor idles while the driver writes
             submit(actor)
             submit(actor)
-        while in_flight:
-            done, _ = ray.wait(list(in_flight), num_returns=1)
-            job, sl, actor = in_flight.pop(done[0])
-            vectors = ray.get(done[0])
-            store.add(job.keys[sl], vectors)  # one atomic shard per finished batch
-            model.encoded += len(vectors)
-            n_batches += 1
-            submit(actor)
+        label = f"{model.label} on {len(tasks)} task(s) via Ray" if model.label else "Ray encode"
+        with encoding(progress or model.progress, label, total) as bar:
+            while in_flight:
+                done, _ = ray.wait(list(in_flight), num_returns=1)
+                job, sl, actor = in_flight.pop(done[0])
+                vectors = ray.get(done[0])
+                store.add(job.keys[sl], vectors)  # one atomic shard per finished batch
+                model.encoded += len(vectors)
+                n_batches += 1
+                bar.advance(len(vectors))
+                submit(actor)
         for actor in pool:
             ray.kill(actor)
     if len(store._shards) > COMPACT_ABOVE:  # takes the lock itself

@@ -39,9 +39,10 @@ from ..results.store import (
     task_result_path,
 )
 from .candidates import Candidate, candidate_from_spec
-from .embedding_cache import wrap_cache
+from .embedding_cache import CachedEncoder, wrap_cache
 from .experiments import candidates_from_experiments, chunk_level_runs
 from .identity import changed_parts, run_identity
+from .progress import EncodeProgress, quiet_foreign_bars
 from .tasks import load_task, task_revision
 
 SUMMARY_METRICS = ["ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_10", "recall_at_100"]
@@ -132,7 +133,7 @@ def evaluate_one(model: Any, cand: Candidate, task: Any, results_dir: Path, enco
     with env_faults(results_dir):
         stage_lock.acquire()
     try:
-        with env_faults(stage):
+        with env_faults(stage), quiet_foreign_bars(not show_progress):
             mteb.evaluate(model, task, cache=mteb.ResultCache(stage), overwrite_strategy="always",
                           encode_kwargs=dict(encode_kwargs), show_progress_bar=show_progress)
         _publish(cand, task, results_dir, stage, keep_top_k, identity)
@@ -182,18 +183,21 @@ def candidates_for(cfg: BenchmarkConfig) -> list[Candidate]:
 
 def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: bool = True,
                   on_step: Callable[[str, str, str, RunRecord | None], None] | None = None,
-                  candidates: list[Candidate] | None = None, tasks: list[Any] | None = None) -> list[RunRecord]:
+                  candidates: list[Candidate] | None = None, tasks: list[Any] | None = None,
+                  progress: EncodeProgress | None = None) -> list[RunRecord]:
     """Evaluate every candidate on every task; skip (candidate, task, data revision) already complete.
 
     `on_step(event, candidate_label, task_name, record)` lets a UI draw progress ("start" (record None) /
-    "done" / "skip" / "fail"). A candidate that fails to load, or crashes on a task, gets a "failed" record
-    (its `reason` says why) and the others still run; disk-full / permission faults still stop everything.
+    "done" / "skip" / "fail"); `progress` gets every encode pass (progress.py); show_progress=False also
+    silences mteb's, sentence-transformers', datasets' and bm25s' own bars. A candidate that fails to load,
+    or crashes on a task, gets a "failed" record (its `reason` says why) and the others still run;
+    disk-full / permission faults still stop everything.
     """
     results_dir = cfg.results_path
     clean_leftovers(results_dir, cfg.cache_path)
     tasks = tasks if tasks is not None else [load_task(t) for t in cfg.tasks]
     candidates = candidates if candidates is not None else candidates_for(cfg)
-    encode_kwargs = {"batch_size": cfg.encode.batch_size}
+    encode_kwargs = {"batch_size": cfg.encode.batch_size, "show_progress_bar": show_progress}
     records: list[RunRecord] = []
     for cand in candidates:
         model, load_error = None, ""
@@ -221,6 +225,8 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                 if model is None:
                     try:
                         model = wrap_cache(cand.load(), cand, cfg.cache_path)
+                        if progress is not None and isinstance(model, CachedEncoder):
+                            model.progress = progress
                         if cfg.encode.engine == "ray":  # fill the cache on the cluster; mteb then finds hits
                             from .ray_encode import ray_pre_encode
 
