@@ -47,7 +47,7 @@ def write_growth_task(folder: Path, n_queries: int = 20, n_distractors: int = 40
     """BEIR files + a task YAML in `folder`; returns the YAML path."""
     rng = np.random.default_rng(seed)
     data = folder / "growth_kb"
-    (data / "qrels").mkdir(parents=True)
+    (data / "qrels").mkdir(parents=True, exist_ok=True)
     filler = [f"filler{i}" for i in range(60)]
     docs, queries, qrels = [], [], ["query-id\tcorpus-id\tscore"]
     for i in range(n_queries):
@@ -66,3 +66,19 @@ def write_growth_task(folder: Path, n_queries: int = 20, n_distractors: int = 40
     yaml_path.write_text("name: GrowthKBRetrieval\ndescription: Synthetic distractor collection (test fixture).\n"
                          "source:\n  format: beir\n  path: growth_kb\nsplits: [test]\nlicense: cc0-1.0\n")
     return yaml_path
+
+
+def write_distractor_corpus(folder: Path, n_queries: int = 20, n_docs: int = 300, seed: int = 1,
+                            name: str = "distractors.jsonl") -> Path:
+    """Another collection's documents in the same style (topic words of a random query, short texts), as one
+    BEIR-style corpus file; its ids d0, d1, ... are those of the growth task's own distractors, on purpose."""
+    rng = np.random.default_rng(seed)
+    filler = [f"filler{i}" for i in range(60)]
+    rows = []
+    for j in range(n_docs):
+        i = int(rng.integers(n_queries))
+        words = list(rng.choice([f"topic{i}a", f"topic{i}b", f"topic{i}c"], int(rng.integers(1, 3)), replace=False))
+        rows.append({"_id": f"d{j}", "title": "other", "text": " ".join(words + list(rng.choice(filler, 4)))})
+    path = folder / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path

@@ -13,11 +13,12 @@ from custom_tasks.errors import ConfigError
 from runners.analysis.growth import format_growth, growth_curve
 from runners.config.benchmark import BenchmarkConfig
 from runners.config.experiments import growth_entries, plan_experiments
+from runners.execution.distractors import load_distractors
 from runners.execution.growth import nested_subsets, run_growth
 from runners.execution.run import run_benchmark
 from runners.results.store import load_per_query, read_json
 from tests.conftest import write_benchmark
-from tests.growth_fixture import write_growth_task
+from tests.growth_fixture import write_distractor_corpus, write_growth_task
 
 BOW = {"name": "test/bow", "factory": "tests.growth_fixture:make_encoder", "revision": "r1"}
 
@@ -82,3 +83,80 @@ def test_clipped_fractions_fit_no_trend():
     curve = growth_curve(record, n_resamples=100)
     assert math.isnan(curve.slope_per_doubling) and curve.extrapolated["mean"].isna().all()
     assert any("clipped" in n for n in curve.notes)
+
+
+def _distractor_cfg(tmp_path, fractions, **entry):
+    task_yaml = write_growth_task(tmp_path, n_distractors=100)
+    write_distractor_corpus(tmp_path)
+    return BenchmarkConfig.from_file(write_benchmark(
+        tmp_path, [str(task_yaml)], models=[BOW], stats={"metrics": ["ndcg_at_10"], "resamples": 500},
+        experiments=[{"type": "growth", "model": "test/bow", "fractions": fractions, "repeats": 2,
+                      "distractors": "distractors.jsonl", **entry}]))
+
+
+def test_distractors_extend_the_curve_beyond_the_corpus(tmp_path):
+    cfg = _distractor_cfg(tmp_path, [0.25, 0.5, 1.0, 2.0, 3.0])
+    run_benchmark(cfg, show_progress=False)
+    first = run_growth(cfg)
+    data = read_json(first[0].path)
+    # the distractor texts some repeat used were encoded once, through the model's embedding cache
+    extra = list(load_distractors(tmp_path / "distractors.jsonl", {}, None).docs)
+    used = {d for _, _, ids in nested_subsets([f"c{i}" for i in range(120)], set(), [1.0, 3.0], 2, 0, extra)
+            for d in ids if d in extra}
+    assert first[0].status == "ran" and first[0].encoded == len(used) > 240
+    assert [(r.status, r.encoded) for r in run_growth(cfg, force=True)] == [("ran", 0)]  # then none
+    data = read_json(first[0].path)
+    assert data["n_distractors"] == 300 and data["params"]["distractors"]["path"] == "distractors.jsonl"
+    assert sorted({(p["fraction"], p["n_docs"]) for p in data["points"]}) == [
+        (0.25, 30), (0.5, 60), (1.0, 120), (2.0, 240), (3.0, 360)]
+    assert sorted((p["fraction"], p["repeat"]) for p in data["points"] if p["fraction"] > 1) == [
+        (2.0, 0), (2.0, 1), (3.0, 0), (3.0, 1)]  # repeats draw other distractors beyond 1.0 too
+    full = next(p for p in data["points"] if p["fraction"] == 1.0)
+    plain = load_per_query(cfg.results_path, "test/bow", "GrowthKBRetrieval", "ndcg_at_10")
+    assert pd.Series(full["per_query"]["ndcg_at_10"]).sort_index().equals(plain.rename(None))  # exactly
+    curve = growth_curve(data, "ndcg_at_10", n_resamples=300)
+    means = curve.points.set_index("fraction")["mean"]
+    assert means[3.0] < means[1.0] - 0.02  # measured beyond the corpus, and it keeps falling
+    ext = curve.extrapolated.set_index("multiple")
+    assert bool(ext.loc[2.0, "measured_range"]) and not bool(ext.loc[10.0, "measured_range"])
+    text = format_growth(curve)
+    assert "fitted at 2x (240 docs)" in text and "extrapolated at 10x (1200 docs)" in text
+    assert "distractors.jsonl (300 available)" in text
+
+
+def test_distractor_subsets_are_nested_beyond_the_corpus():
+    ids = [f"c{i}" for i in range(10)]
+    extra = [f"distractor:x{i}" for i in range(30)]
+    subs = {(f, r): s for f, r, s in nested_subsets(ids, {"c1"}, [0.5, 1.0, 1.5, 3.0], 2, 0, extra)}
+    for r in (0, 1):
+        assert set(ids) < set(subs[(1.5, r)]) < set(subs[(3.0, r)])
+        assert len(subs[(1.5, r)]) == 15 and len(subs[(3.0, r)]) == 30
+        assert subs[(3.0, r)][:10] == ids  # the corpus first, in its own order
+    assert subs[(1.5, 0)] != subs[(1.5, 1)]
+    with pytest.raises(ValueError, match="needs 40 distractor documents, only 30"):
+        nested_subsets(ids, set(), [1.0, 5.0], 1, 0, extra)
+
+
+def test_distractor_config_errors_name_the_file(tmp_path):
+    bad = write_benchmark(tmp_path, ["T"], experiments=[{"type": "growth", "model": "m", "fractions": [1.0, 2.0]}])
+    with pytest.raises(ConfigError, match=r"bench\.yaml.*experiments\[0\] \(growth\): fractions \[2\.0\] above 1\.0 "
+                                          r"need 'distractors:'"):
+        growth_entries(BenchmarkConfig.from_file(bad))
+    cfg = _distractor_cfg(tmp_path, [1.0, 4.0])  # 120 documents + 360 distractors: the file has 300
+    with pytest.raises(ConfigError, match=r"bench\.yaml.*fraction 4 needs 360 distractor documents .* has 300: "
+                                          r"use fractions up to 3\.5"):
+        run_growth(cfg)
+    cfg = _distractor_cfg(tmp_path, [1.0, 2.0], distractors="nowhere.jsonl")
+    with pytest.raises(ConfigError, match=r"bench\.yaml.*nowhere\.jsonl not found"):
+        run_growth(cfg)
+
+
+def test_distractor_ids_are_prefixed_and_clashes_rejected(tmp_path):
+    path = write_distractor_corpus(tmp_path, n_docs=3)
+    found = load_distractors(path, {"d0": {}, "d1": {}}, tmp_path / "bench.yaml")
+    assert list(found.docs) == ["distractor:d0", "distractor:d1", "distractor:d2"]  # corpus ids d0, d1 kept apart
+    with pytest.raises(ConfigError, match=r"bench\.yaml.*corpus ids \['distractor:d1'\] clash"):
+        load_distractors(path, {"distractor:d1": {}}, tmp_path / "bench.yaml")
+    # a task YAML names another collection: its documents are the distractors, its labels are ignored
+    other = write_growth_task(tmp_path / "other", n_queries=5, n_distractors=7)
+    assert len(load_distractors(other, {}, None).docs) == 12

@@ -25,6 +25,7 @@ from ..config.experiments import (
 )
 from ..config.task_lookup import task_name_for
 from ..results.store import load_ann_agreement, load_candidates, load_per_query
+from .growth_results import growth_rows
 from .stats import ci_table, holm, paired_tests
 
 
@@ -58,7 +59,8 @@ def experiment_table(results_dir: Path, cfg: BenchmarkConfig, metrics: list[str]
     """Every base model and experiment candidate (only those named in `models`, when given): mean
     [95% bootstrap CI] per metric, and for experiments the paired difference vs the plain dense base
     (bootstrap CI, randomization p, Holm over the experiments of one task and metric), plus ANN
-    overlap@k vs exact search."""
+    overlap@k vs exact search. Growth entries add rows of kind 'growth' (runners/analysis/growth_results.py):
+    one per measured corpus fraction and per fitted/extrapolated multiple (2x, 10x), with the trend."""
     st = cfg.stats
     metrics = metrics or list(st.metrics)
     rows: list[dict[str, Any]] = []
@@ -103,7 +105,8 @@ def experiment_table(results_dir: Path, cfg: BenchmarkConfig, metrics: list[str]
             for r, adj in zip(group, holm([r["p"] for r in group])):
                 r["p_holm"], r["significant"] = float(adj), bool(adj < 1 - st.confidence)
         rows += block
-    return pd.DataFrame(rows)
+    growth = growth_rows(results_dir, cfg, metrics, models)
+    return pd.concat([pd.DataFrame(rows), growth], ignore_index=True) if not growth.empty else pd.DataFrame(rows)
 
 
 def format_experiment_table(df: pd.DataFrame) -> str:
@@ -113,7 +116,7 @@ def format_experiment_table(df: pd.DataFrame) -> str:
     lines = []
     for (task, metric), g in df.groupby(["task", "metric"], sort=False):
         lines.append(f"{task} — {metric}")
-        for r in g.itertuples(index=False):
+        for r in g[g.kind != "growth"].itertuples(index=False):
             cell = f"  {r.candidate:<38} {r.mean:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]"
             if isinstance(getattr(r, "base", None), str):
                 cell += (f"  vs {r.base}: {r.diff:+.4f} [{r.diff_ci_low:+.4f}, {r.diff_ci_high:+.4f}]"
@@ -123,7 +126,23 @@ def format_experiment_table(df: pd.DataFrame) -> str:
                 if v is not None and v == v:
                     cell += f"  {k.replace('index_overlap_at_', 'overlap@')} vs exact={v:.3f}"
             lines.append(cell)
+        lines += _growth_lines(g[g.kind == "growth"])
     return "\n".join(lines)
+
+
+def _growth_lines(g: pd.DataFrame) -> list[str]:
+    """One block per growth curve: metric [CI] per corpus fraction, trend per doubling, 2x / 10x."""
+    out = []
+    for (cand, _), c in g.groupby(["candidate", "distractors"], sort=False, dropna=False):
+        r0 = c.iloc[0]
+        dis = f", beyond 1.0 with {r0.distractors}" if isinstance(r0.distractors, str) else ""
+        trend = ("" if r0.slope_per_doubling != r0.slope_per_doubling else
+                 f"; trend {r0.slope_per_doubling:+.4f} per doubling [{r0.slope_ci_low:+.4f}, {r0.slope_ci_high:+.4f}]")
+        out.append(f"  {cand} (corpus fraction -> metric{dis}{trend})")
+        for r in c.itertuples(index=False):
+            tag = "" if r.point == "measured" else f" {r.point}"
+            out.append(f"    {r.fraction:>5g}x {r.n_docs:>8d} docs  {r.mean:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]{tag}")
+    return out
 
 
 def ann_agreement_table(results_dir: Path, runs: Sequence[tuple[str, str, str, str]],

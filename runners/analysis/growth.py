@@ -34,8 +34,10 @@ class GrowthCurve:
     points: pd.DataFrame  # fraction, n_docs, mean, ci_low, ci_high
     slope_per_doubling: float
     slope_ci: tuple[float, float]
-    extrapolated: pd.DataFrame  # multiple, n_docs, mean, ci_low, ci_high
+    extrapolated: pd.DataFrame  # multiple, n_docs, mean, ci_low, ci_high, measured_range (bool)
     notes: list[str] = field(default_factory=list)
+    n_distractors: int = 0  # documents of another collection available beyond the corpus
+    distractors: str | None = None  # the entry's `distractors:` as written
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -92,7 +94,8 @@ def growth_curve(record: dict[str, Any], metric: str = "ndcg_at_10", n_resamples
                          "ci_low": ci(boot_means[:, j])[0], "ci_high": ci(boot_means[:, j])[1]}
                         for j, f in enumerate(fractions)])
     ext = pd.DataFrame([{"multiple": m, "n_docs": int(round(m * n_full)), "mean": a + b * math.log(m * n_full),
-                         "ci_low": ci(boot_pred[:, k])[0], "ci_high": ci(boot_pred[:, k])[1]}
+                         "ci_low": ci(boot_pred[:, k])[0], "ci_high": ci(boot_pred[:, k])[1],
+                         "measured_range": bool(m * n_full <= docs.max())}
                         for k, m in enumerate(MULTIPLES)])
     notes = []
     clipped = [f for j, f in enumerate(fractions) if f < 1.0 and docs[j] > round(f * n_full)]
@@ -107,8 +110,10 @@ def growth_curve(record: dict[str, Any], metric: str = "ndcg_at_10", n_resamples
                      "no trend is fitted and nothing is extrapolated")
         slope, lo, hi = math.nan, math.nan, math.nan
         ext[["mean", "ci_low", "ci_high"]] = math.nan
+    dis = (record.get("params") or {}).get("distractors") or {}
     return GrowthCurve(record["model"], record.get("label") or record["model"], record["task"], metric, n_full,
-                       record["n_labelled"], len(qids), repeats, pts, slope, (lo, hi), ext, notes)
+                       record["n_labelled"], len(qids), repeats, pts, slope, (lo, hi), ext, notes,
+                       int(record.get("n_distractors", 0)), dis.get("path"))
 
 
 def format_growth(curve: GrowthCurve) -> str:
@@ -117,6 +122,9 @@ def format_growth(curve: GrowthCurve) -> str:
     lines = [f"{curve.task} — {curve.label}: {m} vs corpus size ({curve.n_queries} queries, {curve.repeats} "
              f"repeats, {curve.n_labelled} of {curve.n_corpus} documents relevant, always kept)",
              f"  {'fraction':>8}  {'docs':>7}  {m:>10}  95% CI"]
+    if curve.distractors:
+        lines.insert(1, f"  beyond 1.0: the whole corpus plus documents of {curve.distractors} "
+                        f"({curve.n_distractors} available)")
     for r in curve.points.itertuples():
         lines.append(f"  {r.fraction:>8g}  {r.n_docs:>7d}  {r.mean:>10.4f}  [{r.ci_low:.4f}, {r.ci_high:.4f}]")
     lo, hi = curve.slope_ci
@@ -124,7 +132,9 @@ def format_growth(curve: GrowthCurve) -> str:
         lines.append(f"  trend: {curve.slope_per_doubling:+.4f} {m} per doubling of the corpus "
                      f"[{lo:+.4f}, {hi:+.4f}]")
     for r in curve.extrapolated.dropna().itertuples():
-        lines.append(f"  extrapolated at {r.multiple:g}x ({r.n_docs} docs): {r.mean:.4f} "
-                     f"[{r.ci_low:.4f}, {r.ci_high:.4f}] (if the log-linear trend holds)")
+        how = ("fitted" if r.measured_range else "extrapolated", "inside the measured range" if r.measured_range
+               else "if the log-linear trend holds")
+        lines.append(f"  {how[0]} at {r.multiple:g}x ({r.n_docs} docs): {r.mean:.4f} "
+                     f"[{r.ci_low:.4f}, {r.ci_high:.4f}] ({how[1]})")
     lines += [f"  note: {n}" for n in curve.notes]
     return "\n".join(lines)

@@ -13,12 +13,15 @@ one parameter and expands to one candidate per value, named `private-mteb/<model
   - {type: ann, model: <model>, index: flat}
   - {type: growth, model: <model>, fractions: [0.1, 0.25, 0.5, 1.0], repeats: 3, seed: 0}
                                        # corpus-growth curve (no candidates: runners/execution/growth.py)
+  - {type: growth, model: <model>, fractions: [0.5, 1.0, 2.0, 4.0], distractors: other_kb.yaml}
+                                       # beyond 1.0: the corpus plus another collection's documents
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
@@ -118,22 +121,40 @@ class AnnEntry(_Entry):
 
 
 class GrowthEntry(_Entry):
-    """Score `model` on nested random subsets of the corpus that keep every labelled document."""
+    """Score `model` on nested random subsets of the corpus that keep every labelled document.
+
+    A fraction f scores round(f * N) documents (N: the corpus). Above 1.0 the corpus is extended with
+    `distractors:` (another collection's task YAML, or a corpus file with _id/title/text; relative to the
+    benchmark file): 1.5 = the whole corpus plus round(0.5 * N) distractor documents.
+    """
 
     type: Literal["growth"]
     model: str
-    fractions: list[Annotated[float, Field(gt=0.0, le=1.0)]] = [0.1, 0.25, 0.5, 1.0]
+    fractions: list[Annotated[float, Field(gt=0.0)]] = [0.1, 0.25, 0.5, 1.0]
     repeats: Annotated[int, Field(ge=1)] = 3
     seed: int = 0
+    distractors: str | None = None
 
     _lists = field_validator("fractions", mode="before")(_listify)
 
     @model_validator(mode="after")
     def _includes_full_corpus(self) -> GrowthEntry:
         self.fractions = sorted(set(self.fractions))
-        if self.fractions[-1] != 1.0:
+        if 1.0 not in self.fractions:
             raise ValueError(f"fractions {self.fractions} must include 1.0 (the full corpus anchors the curve)")
+        above = [f for f in self.fractions if f > 1.0]
+        if above and not self.distractors:
+            raise ValueError(f"fractions {above} above 1.0 need 'distractors:' (a task YAML or corpus file whose "
+                             "documents extend the corpus)")
         return self
+
+
+def distractors_path(cfg: BenchmarkConfig, entry: GrowthEntry) -> Path | None:
+    """The entry's distractor file, relative to the benchmark file like every path in a config."""
+    if not entry.distractors:
+        return None
+    p = Path(entry.distractors).expanduser()
+    return p if p.is_absolute() else cfg.base_dir / p
 
 
 Experiment = Annotated[Union[HybridEntry, ChunkEntry, AnnEntry, GrowthEntry], Field(discriminator="type")]

@@ -36,3 +36,28 @@ def find_growth(results_dir: Path, model: str, task: str, dataset_revision: str,
         except (OSError, ValueError):
             continue
     return None
+
+
+def stored_growth(results_dir: Path, model: str, task: str, match: dict[str, Any],
+                  dataset_revision: str | None = None) -> dict[str, Any] | None:
+    """The newest stored curve of this model and task whose params hold every key of `match` (analysis side:
+    it knows the config entry, not the content hash of its distractors), on `dataset_revision` when given."""
+    base = Path(results_dir) / SIDE / "growth" / model_dir_name(model)
+    ds = dataset_revision or "*"
+    found = []
+    for path in base.glob(f"*/{task}/{ds}/growth-*.json"):
+        try:
+            data = read_json(path)
+            mtime = path.stat().st_mtime
+        except (OSError, ValueError):
+            continue
+        params = data.get("params", {})
+        if all(_same(params.get(k), v) for k, v in match.items()):
+            found.append((mtime, str(path), data))
+    return max(found, key=lambda t: t[:2])[2] if found else None
+
+
+def _same(stored: Any, wanted: Any) -> bool:
+    if isinstance(wanted, dict):
+        return isinstance(stored, dict) and all(_same(stored.get(k), v) for k, v in wanted.items())
+    return stored == wanted
