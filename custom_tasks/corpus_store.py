@@ -1,0 +1,251 @@
+"""A read-only corpus on disk, so a large corpus costs no Python object per document (issue #13).
+
+A dict of ``doc_id -> {"title", "text"}`` costs about 1 KB of anonymous memory per document. Above
+``wants_store``'s threshold the readers write the corpus once, streaming, into a folder under the corpus
+cache (``$PRIVATE_MTEB_CORPUS_CACHE``, default ``~/.cache/private-mteb/corpora``) keyed by the source
+file's path, size and mtime; later runs open it memory-mapped (file-backed pages, not anonymous memory).
+
+API: ``CorpusStore`` is a read-only ``Mapping[str, dict[str, str]]``, exactly what ``Collection.corpus``
+promises either way, plus bulk access that never builds a Python object per document:
+
+    len(store); "d1" in store; store["d1"] -> {"title": ..., "text": ...}
+    for doc_id in store: ...               # file order, one batch of Python ids at a time
+    store.items() / store.values()         # streamed batch by batch, no per-id lookup
+    store.ids_arrow() -> pa.ChunkedArray   # every id, zero-copy, file order
+    store.batches(rows=None)               # Iterator[pa.RecordBatch] of id, title, text in file order
+    store.dataset() -> datasets.Dataset    # memory-mapped id, title, text: what mteb is handed
+    store.row(i) -> (id, title, text);  store.position(doc_id) -> row or None
+    store.positions(ids) -> np.ndarray     # rows of many ids at once, -1 where absent
+    store.update_content_hash(h)           # feeds sha256 exactly as the dict path does (sorted ids)
+
+Folder: ``corpus.arrow`` (an Arrow IPC stream, which ``datasets.Dataset.from_file`` maps directly),
+``index.u64`` (sorted: 64-bit id hash in the high bits, row in the low ``row_bits``), ``order.npy``
+(rows in id order, for the content hash) and ``meta.json``, written last: its presence commits the folder.
+The writer is ``corpus_store_writer.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+FORMAT_VERSION = 1
+CACHE_ENV = "PRIVATE_MTEB_CORPUS_CACHE"
+#: a corpus with more documents than this, or a file larger than MIN_BYTES, goes to the store
+MIN_DOCS = 200_000
+MIN_BYTES = 100 * 2**20
+#: overrides MIN_DOCS (0: always use the store; a huge number: never), for tests and benchmarks
+MIN_DOCS_ENV = "PRIVATE_MTEB_STORE_MIN_DOCS"
+SCHEMA = pa.schema([("id", pa.string()), ("title", pa.string()), ("text", pa.string())])
+HASH_CHUNK = 16_384  # documents per step of the content hash (bounded Python objects)
+
+_FNV_OFFSET, _FNV_PRIME, _MASK = 0xCBF29CE484222325, 0x100000001B3, (1 << 64) - 1
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "private-mteb" / "corpora").expanduser()
+
+
+def min_docs() -> int:
+    value = os.environ.get(MIN_DOCS_ENV)
+    return int(value) if value and value.strip().lstrip("-").isdigit() else MIN_DOCS
+
+
+def _mix(z: int) -> int:
+    """splitmix64's finaliser: spreads FNV's bits so the high bits (the ones kept) depend on every byte."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def hash_id(doc_id: str) -> int:
+    """64-bit FNV-1a + finaliser of the UTF-8 id: stable across processes (unlike ``hash``)."""
+    h = _FNV_OFFSET
+    for b in doc_id.encode("utf-8", "surrogatepass"):
+        h = ((h ^ b) * _FNV_PRIME) & _MASK
+    return _mix(h)
+
+
+def hash_ids(ids: pa.Array) -> np.ndarray:
+    """``hash_id`` of every id of an Arrow string array, vectorised (one numpy step per byte position)."""
+    ids = pa.array(ids, type=pa.string()) if not isinstance(ids, pa.Array) else ids
+    n = len(ids)
+    bufs = ids.buffers()
+    offs = np.frombuffer(bufs[1], dtype=np.int32)[ids.offset: ids.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(1, np.uint8)
+    starts, lengths = offs[:-1], offs[1:] - offs[:-1]
+    h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
+    prime = np.uint64(_FNV_PRIME)
+    for j in range(int(lengths.max(initial=0))):
+        act = np.flatnonzero(lengths > j)
+        h[act] = (h[act] ^ data[starts[act] + j]) * prime
+    with np.errstate(over="ignore"):
+        h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return h ^ (h >> np.uint64(31))
+
+
+class CorpusStore(Mapping[str, dict[str, str]]):
+    """The memory-mapped corpus of one committed store folder (see the module docstring)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self.meta: dict[str, Any] = json.loads((self.folder / "meta.json").read_text(encoding="utf-8"))
+        self._table = pa.ipc.open_stream(pa.memory_map(str(self.folder / "corpus.arrow"))).read_all()
+        self._batches = [b for b in self._table.to_batches() if b.num_rows]
+        self._starts = np.cumsum([0] + [b.num_rows for b in self._batches])
+        self._n = int(self._starts[-1])
+        self.row_bits = int(self.meta["row_bits"])
+        self._index = (np.memmap(self.folder / "index.u64", dtype=np.uint64, mode="r") if self._n
+                       else np.zeros(0, np.uint64))
+        self._dataset: Any = None
+
+    @classmethod
+    def open_valid(cls, folder: Path) -> CorpusStore | None:
+        """The store in ``folder`` if it is complete and matches this version; else None."""
+        try:
+            meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+            if meta.get("version") != FORMAT_VERSION:
+                return None
+            if (folder / "corpus.arrow").stat().st_size != meta["arrow_bytes"]:
+                return None
+            if (folder / "index.u64").stat().st_size != 8 * meta["rows"]:
+                return None
+            store = cls(folder)
+            return store if len(store) == meta["rows"] else None
+        except (OSError, ValueError, KeyError, TypeError, pa.ArrowException):
+            return None
+
+    # --- Mapping --------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[str]:
+        for b in self._batches:
+            yield from b.column(0).to_pylist()
+
+    def __contains__(self, doc_id: object) -> bool:
+        return isinstance(doc_id, str) and self.position(doc_id) is not None
+
+    def __getitem__(self, doc_id: str) -> dict[str, str]:
+        row = self.position(doc_id) if isinstance(doc_id, str) else None
+        if row is None:
+            raise KeyError(doc_id)
+        _, title, text = self.row(row)
+        return {"title": title, "text": text}
+
+    def items(self) -> ItemsView[str, dict[str, str]]:
+        return _Items(self)
+
+    def values(self) -> ValuesView[dict[str, str]]:
+        return _Values(self)
+
+    def __repr__(self) -> str:
+        return f"CorpusStore({str(self.folder)!r}, {self._n} documents)"
+
+    # --- bulk access ----------------------------------------------------------------------------
+    def ids_arrow(self) -> pa.ChunkedArray:
+        return self._table.column("id")
+
+    def batches(self, rows: int | None = None) -> Iterator[pa.RecordBatch]:
+        """Record batches (id, title, text) in file order; ``rows``: at most that many per batch."""
+        if rows is None:
+            yield from self._batches
+            return
+        for start in range(0, self._n, rows):
+            yield self._table.slice(start, rows).combine_chunks().to_batches()[0]
+
+    def dataset(self) -> Any:
+        """A ``datasets.Dataset`` over the same memory-mapped file (no copy, no Python rows)."""
+        if self._dataset is None:
+            from datasets import Dataset
+
+            self._dataset = Dataset.from_file(str(self.folder / "corpus.arrow"))
+        return self._dataset
+
+    def row(self, i: int) -> tuple[str, str, str]:
+        b = int(np.searchsorted(self._starts, i, side="right")) - 1
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        batch, j = self._batches[b], i - int(self._starts[b])
+        return batch.column(0)[j].as_py(), batch.column(1)[j].as_py(), batch.column(2)[j].as_py()
+
+    def _id_at(self, i: int) -> str:
+        b = int(np.searchsorted(self._starts, i, side="right")) - 1
+        return self._batches[b].column(0)[i - int(self._starts[b])].as_py()
+
+    def _candidates(self, h: int) -> Iterator[int]:
+        """Rows whose id hash has the same high bits as ``h`` (usually one, confirmed by the caller)."""
+        lo_key = (h >> self.row_bits) << self.row_bits
+        hi_key = lo_key | ((1 << self.row_bits) - 1)
+        lo = int(np.searchsorted(self._index, np.uint64(lo_key), side="left"))
+        hi = int(np.searchsorted(self._index, np.uint64(hi_key), side="right"))
+        mask = (1 << self.row_bits) - 1
+        for k in range(lo, hi):
+            yield int(self._index[k]) & mask
+
+    def position(self, doc_id: str) -> int | None:
+        """The row of ``doc_id`` (file order), or None."""
+        for row in self._candidates(hash_id(doc_id)):
+            if self._id_at(row) == doc_id:
+                return row
+        return None
+
+    def positions(self, ids: Iterable[str]) -> np.ndarray:
+        """Rows of many ids at once (int64, -1 where an id is absent)."""
+        ids = list(ids)
+        out = np.full(len(ids), -1, dtype=np.int64)
+        if not ids:
+            return out
+        for k, (doc_id, h) in enumerate(zip(ids, hash_ids(pa.array(ids, type=pa.string())).tolist())):
+            for row in self._candidates(h):
+                if self._id_at(row) == doc_id:
+                    out[k] = row
+                    break
+        return out
+
+    def update_content_hash(self, h: Any) -> None:
+        """Feed ``h`` every document in sorted-id order, byte for byte as ``Collection.content_hash``'s dict loop."""
+        order = np.load(self.folder / "order.npy", mmap_mode="r")
+        dumps = json.dumps
+        for start in range(0, self._n, HASH_CHUNK):
+            ids, titles, texts = self._take(np.asarray(order[start:start + HASH_CHUNK], dtype=np.int64))
+            for doc_id, title, text in zip(ids, titles, texts):
+                h.update(dumps([doc_id, title, text], ensure_ascii=False).encode())
+
+    def _take(self, rows: np.ndarray) -> tuple[list[str], list[str], list[str]]:
+        """id, title, text lists of the given rows in the given order, gathered batch by batch."""
+        which = np.searchsorted(self._starts, rows, side="right") - 1
+        out: list[list[Any]] = [[None] * len(rows) for _ in range(3)]
+        for b in np.unique(which).tolist():
+            at = np.flatnonzero(which == b)
+            sub = self._batches[b].take(pa.array(rows[at] - self._starts[b]))
+            for c in range(3):
+                col = out[c]
+                for pos, value in zip(at.tolist(), sub.column(c).to_pylist()):
+                    col[pos] = value
+        return out[0], out[1], out[2]
+
+
+class _Items(ItemsView):
+    _mapping: CorpusStore
+
+    def __iter__(self) -> Iterator[tuple[str, dict[str, str]]]:
+        for b in self._mapping.batches():
+            ids, titles, texts = (b.column(c).to_pylist() for c in range(3))
+            for doc_id, title, text in zip(ids, titles, texts):
+                yield doc_id, {"title": title, "text": text}
+
+
+class _Values(ValuesView):
+    _mapping: CorpusStore
+
+    def __iter__(self) -> Iterator[dict[str, str]]:
+        for _, doc in _Items(self._mapping):
+            yield doc
