@@ -27,6 +27,7 @@ class EncodeOptions(BaseModel):
     address: str | None = None  # Ray: "auto" (a cluster this machine belongs to) or "ray://host:10001"
     actors: int = Field(default=2, ge=1)  # Ray actors, each loads the model once
     ray_batch_size: int = Field(default=1024, ge=1)  # texts per Ray task; each finished one is cached at once
+    large_corpus_docs: int = Field(default=200_000, ge=0)  # from this many documents: block-wise search from the cache
 
 
 class StatsOptions(BaseModel):
@@ -90,6 +91,17 @@ class BenchmarkConfig(BaseModel):
     def cache_path(self) -> Path:
         return self.base_dir / self.cache_dir if self.cache_dir else self.results_path / "private-mteb" / "embeddings"
 
+    def check_model_paths(self) -> None:
+        """Every model `path:` exists: checked before a run starts, not when that candidate loads minutes later
+        (analysis commands do not check: they read stored results, the folder may be gone since)."""
+        for index, spec in enumerate(self.models):
+            if spec.path and not Path(spec.path).expanduser().exists():
+                where = self.path or "benchmark config"
+                hint = "" if Path(spec.path).is_absolute() else f" (relative paths resolve against {self.base_dir})"
+                line = _model_key_line(self.path, index, "path") if self.path else None
+                raise ConfigError(where, f"models[{index}] '{spec.name}': path '{spec.path}' does not exist{hint}: "
+                                         "fix `path:` or remove the entry", line)
+
     @classmethod
     def from_file(cls, path: str | Path) -> BenchmarkConfig:
         path = Path(path)
@@ -111,7 +123,31 @@ class BenchmarkConfig(BaseModel):
             raise ConfigError(path, _pydantic_message(e)) from None
         cfg.path = path
         cfg.tasks = [_resolve_task_entry(t, path.resolve().parent) for t in cfg.tasks]
+        cfg.models = [_resolve_model_path(m, path) for m in cfg.models]
         return cfg
+
+
+def _resolve_model_path(spec: ModelSpec, config: Path) -> ModelSpec:
+    """A relative model `path:` resolves against the benchmark file's folder like every path in a config;
+    one that only exists relative to the cwd (what older configs relied on) is kept as written."""
+    given = Path(spec.path or "")
+    if not spec.path or given.is_absolute():
+        return spec
+    here = (config.resolve().parent / given).resolve()
+    if not here.exists() or (Path.cwd() / given).resolve() == here:
+        return spec
+    return spec.model_copy(update={"path": str(here)})
+
+
+def _model_key_line(config: Path, index: int, key: str) -> int | None:
+    """1-based line of `models[index].key` in the YAML file (None if it cannot be told)."""
+    try:
+        root = yaml.compose(config.read_text(encoding="utf-8"))
+        models = next(v for k, v in root.value if k.value == "models")
+        entry = models.value[index]
+        return next(v for k, v in entry.value if k.value == key).start_mark.line + 1
+    except Exception:  # noqa: BLE001 - a line number is a nicety; the message stands without it
+        return None
 
 
 def _resolve_task_entry(entry: str, here: Path) -> str:

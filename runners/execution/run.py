@@ -42,6 +42,7 @@ from .candidates import Candidate, candidate_from_spec
 from .embedding_cache import CachedEncoder, wrap_cache
 from .experiments import candidates_from_experiments, chunk_level_runs
 from .identity import changed_parts, run_identity
+from .large_corpus import search_model_for
 from .progress import EncodeProgress, quiet_foreign_bars
 from .tasks import load_task, task_revision
 
@@ -243,8 +244,8 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                 before = (getattr(model, "encoded", 0), getattr(model, "reused", 0))
                 t0 = time.perf_counter()
                 try:
-                    evaluate_one(model, cand, task, results_dir, encode_kwargs, cfg.keep_top_k, show_progress,
-                                 identity)
+                    evaluate_one(search_model_for(model, task, cfg.encode.large_corpus_docs), cand, task,
+                                 results_dir, encode_kwargs, cfg.keep_top_k, show_progress, identity)
                     scores = read_scores(results_dir, cand, name, task.eval_splits[0])
                 except BaseException as e:  # noqa: BLE001 - a crash on one task fails that (candidate, task) only
                     if _fatal(e):

@@ -1,0 +1,123 @@
+"""The large-corpus path (bulk blocks from Arrow + the cache) gives mteb's default results, bit for bit."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from datasets import Dataset
+
+from runners.execution.embedding_cache import CachedEncoder, EmbeddingStore
+from runners.execution.large_corpus import LargeCorpusSearch, search_model_for
+from runners.execution.prefill import encode_block, model_text, read_block
+from runners.execution.synthetic import SyntheticEncoder
+
+
+@pytest.fixture(scope="module")
+def tiny_task():
+    import custom_tasks
+    from tests.conftest import TINY_YAML
+
+    task = custom_tasks.get_task(str(TINY_YAML))
+    task.load_data()
+    return task
+
+
+def _corpus(n: int) -> Dataset:
+    """Shuffled ids (ties break on id), repeated texts (deduplicated per chunk), some titles, padded text."""
+    rng = np.random.default_rng(1)
+    ids = [f"d{i:04d}" for i in rng.permutation(n)]
+    titles = ["" if i % 3 else f"title {i % 5}" for i in range(n)]
+    texts = [f" text {i % 23} " if i % 7 else f"text {i % 23}" for i in range(n)]
+    return Dataset.from_dict({"id": ids, "title": titles, "text": texts})
+
+
+def _queries(n: int) -> Dataset:
+    return Dataset.from_dict({"id": [f"q{i}" for i in range(n)], "text": [f"text {i}" for i in range(n)]})
+
+
+def _cached(tmp_path, name: str, ties: int) -> CachedEncoder:
+    return CachedEncoder(SyntheticEncoder(dim=16, ties=ties), EmbeddingStore(tmp_path / name))
+
+
+@pytest.mark.parametrize(("n_docs", "chunk", "top_k", "ties"), [(230, 40, 5, 4), (230, 40, 60, 4), (97, 1000, 10, 3),
+                                                                (300, 64, 10, 0)])
+def test_same_results_and_cache_as_mteb_default_path(tiny_task, tmp_path, n_docs, chunk, top_k, ties):
+    from mteb.models.search_wrappers import SearchEncoderWrapper
+
+    corpus, queries = _corpus(n_docs), _queries(7)
+    kw = {"task_metadata": tiny_task.metadata, "hf_split": "test", "hf_subset": "default",
+          "encode_kwargs": {"batch_size": 32, "show_progress_bar": False}}
+    ref_model = _cached(tmp_path, "ref", ties)
+    ref = SearchEncoderWrapper(ref_model, corpus_chunk_size=chunk)
+    ref.index(corpus, **kw)
+    expected = ref.search(queries, top_k=top_k, **kw)
+    for attempt in ("cold", "warm"):  # cold: encodes into an empty cache; warm: all hits
+        ours_model = _cached(tmp_path, "ours", ties)
+        ours = LargeCorpusSearch(ours_model, corpus_chunk_size=chunk)
+        ours.index(corpus, **kw)
+        got = ours.search(queries, top_k=top_k, **kw)
+        for qid in expected:  # same scores, same documents, and the same dict order
+            assert list(got[qid].items()) == list(expected[qid].items()), attempt
+        assert (ours_model.encoded, ours_model.reused) == ((ref_model.encoded, ref_model.reused) if attempt == "cold"
+                                                           else (0, ref_model.encoded + ref_model.reused))
+    if ties:
+        assert any(len(set(r.values())) < len(r) for r in expected.values())  # the test has ties to break
+
+
+def test_block_texts_and_vectors_are_mteb_corpus_texts(tiny_task, tmp_path):
+    from custom_tasks.mteb_private import create_dataloader
+    from mteb.types import PromptType
+
+    corpus = _corpus(50)
+    loader = create_dataloader(corpus, task_metadata=tiny_task.metadata, prompt_type=PromptType.document)
+    block = read_block(corpus, 0, 50)
+    assert block.texts == list(loader.dataset["text"])
+    assert block.bodies == list(loader.dataset["body"]) and block.ids == list(corpus["id"])
+    assert model_text("", "  x ") == "x" and model_text("T", "x ") == "T x"
+    model = _cached(tmp_path, "c", 0)
+    ref = _cached(tmp_path, "r", 0).encode(loader, task_metadata=tiny_task.metadata, hf_split="test",
+                                           hf_subset="default", prompt_type=PromptType.document, batch_size=8)
+    got = encode_block(model, block, task_metadata=tiny_task.metadata, hf_split="test", hf_subset="default",
+                       encode_kwargs={"batch_size": 8})
+    assert got.dtype == np.float32 and np.array_equal(got, ref)
+    distinct = len(set(block.texts))
+    assert distinct < 50 and (model.encoded, model.reused) == (distinct, 50 - distinct)  # each text encoded once
+    again = encode_block(model, read_block(corpus, 10, 20), task_metadata=tiny_task.metadata, hf_split="test",
+                         hf_subset="default", encode_kwargs={"batch_size": 8})
+    assert np.array_equal(again, ref[10:20]) and model.encoded == distinct
+
+
+def test_search_model_for_uses_the_threshold(tiny_task, tmp_path):
+    model = _cached(tmp_path, "c", 0)
+    n = len(tiny_task.collection.corpus)
+    assert isinstance(search_model_for(model, tiny_task, n), LargeCorpusSearch)
+    assert search_model_for(model, tiny_task, n + 1) is model
+    raw = SyntheticEncoder(dim=8)
+    assert search_model_for(raw, tiny_task, 0) is raw  # only cached dense encoders take the large path
+
+
+def test_run_benchmark_large_path_scores_identical(tmp_path, tiny_copy):
+    """The same benchmark run with the threshold at 0 (large path) and the default: identical TaskResults."""
+    import yaml
+
+    from runners.config.benchmark import BenchmarkConfig
+    from runners.execution.run import run_benchmark
+
+    scores = []
+    for name, threshold in (("default", 200_000), ("large", 0)):
+        cfg_path = tmp_path / f"{name}.yaml"
+        cfg_path.write_text(yaml.safe_dump({
+            "tasks": [str(tiny_copy)], "results_dir": str(tmp_path / f"results-{name}"),
+            "models": [{"name": "synthetic/hash", "revision": "1", "factory": "runners.execution.synthetic:make_encoder",
+                        "factory_kwargs": {"dim": 32, "ties": 5}}],
+            "encode": {"batch_size": 16, "large_corpus_docs": threshold}}))
+        rec = run_benchmark(BenchmarkConfig.from_file(cfg_path), show_progress=False)[0]
+        assert rec.status == "ran" and rec.encoded > 0
+        result = next(p for p in (tmp_path / f"results-{name}").glob("results/*/*/*.json")
+                      if p.name != "model_meta.json")
+        scores.append(json.loads(result.read_text())["scores"])
+    for a, b in zip(scores[0]["test"], scores[1]["test"]):
+        assert {k: v for k, v in a.items() if k != "evaluation_time"} == \
+               {k: v for k, v in b.items() if k != "evaluation_time"}
