@@ -48,22 +48,27 @@ def run(
     from ..execution.run import candidates_for, run_benchmark
     from ..execution.tasks import check_tasks, load_task
     from .common import EXIT_BAD_INPUT, err_console
+    from .encode_progress import ConsoleEncodeProgress, TextsPerSecond
 
     as_json = fmt == "json"
     cfg = BenchmarkConfig.from_file(config)
+    cfg.check_model_paths()  # before anything loads: not a failed candidate minutes into the run
     check_tasks(cfg)
     tasks = [load_task(t) for t in cfg.tasks]
     cands = candidates_for(cfg)
     out = err_console if as_json else console  # json: stdout holds the document only
     if not as_json:
         console.print(f"[bold]{cfg.name}[/]: {len(cands)} candidate(s) x {len(tasks)} task(s) -> {cfg.results_path}")
+    live = out.is_terminal and not as_json  # a bar redrawn in place; else plain lines only
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=out, transient=False,
+                  TextsPerSecond(), TimeElapsedColumn(), TimeRemainingColumn(), console=out, transient=False,
                   disable=as_json) as progress:
         bar = progress.add_task("benchmark", total=len(cands) * len(tasks))
+        encode_progress = ConsoleEncodeProgress(progress, progress.console, live=live)
 
         def on_step(event: str, label: str, task: str, record=None) -> None:
             if event == "start":
+                encode_progress.summary()  # a fresh count for this (candidate, task)
                 progress.update(bar, description=f"{label} on {task}")
                 return
             progress.advance(bar)
@@ -75,10 +80,13 @@ def run(
                     progress.console.print(f"  cached: {label} on {task}", highlight=False, markup=False)
                 else:
                     counts = f" (encoded {record.encoded}, reused {record.reused})" if record else ""
-                    progress.console.print(f"  done: {label} on {task}{counts}", highlight=False, markup=False)
+                    speed = encode_progress.summary()
+                    speed = f"; encoding: {speed}" if speed else ""
+                    progress.console.print(f"  done: {label} on {task}{counts}{speed}", highlight=False,
+                                           markup=False)
 
         records = run_benchmark(cfg, force=force, on_step=on_step, candidates=cands, tasks=tasks,
-                                show_progress=sys.stderr.isatty() and not as_json)
+                                show_progress=False, progress=encode_progress)
         progress.update(bar, description="benchmark")
     failed = [r for r in records if r.status == "failed"]
     if as_json:

@@ -26,7 +26,8 @@ from .progress import NO_PROGRESS, EncodeProgress, encoding
 from .vector_store import VectorStore
 
 _KEY_BYTES = 16
-CHUNK_TEXTS = 256  # texts per encode call (rounded to whole batches): how often progress moves
+CHUNK_BATCHES = 4  # batches per encode call: how often progress moves
+_PLURAL = {"query": "queries", "document": "documents"}
 
 
 def text_key(prompt_key: str, text: str) -> bytes:
@@ -115,10 +116,10 @@ class CachedEncoder:
 
         texts = list(dataset.select(rows)["text"])  # a list: indexing a lazy datasets Column costs ~1 ms a row
         order = sorted(range(len(rows)), key=lambda i: -len(texts[i]))  # stable: ties keep their order
-        chunk = batch_size * max(1, CHUNK_TEXTS // batch_size)
-        ptype = getattr(call.get("prompt_type"), "value", call.get("prompt_type")) or "texts"
-        name = getattr(call["task_metadata"], "name", "")
-        label = f"{self.label} on {name}: {ptype}" if self.label else f"{name}: {ptype}"
+        chunk = batch_size * CHUNK_BATCHES
+        ptype = str(getattr(call.get("prompt_type"), "value", call.get("prompt_type")) or "text")
+        what = f"{getattr(call['task_metadata'], 'name', '')} {_PLURAL.get(ptype, ptype)}"
+        label = f"{self.label} on {what}" if self.label else what
         out: np.ndarray | None = None
         with encoding(self.progress, label, len(rows)) as progress:
             for start in range(0, len(order), chunk):
