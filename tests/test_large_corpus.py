@@ -121,3 +121,29 @@ def test_run_benchmark_large_path_scores_identical(tmp_path, tiny_copy):
     for a, b in zip(scores[0]["test"], scores[1]["test"]):
         assert {k: v for k, v in a.items() if k != "evaluation_time"} == \
                {k: v for k, v in b.items() if k != "evaluation_time"}
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
+def test_ann_from_blocks_equals_in_memory_index(tiny_task, tmp_path, kind, monkeypatch):
+    """ANN over a memory-mapped file filled block by block: the same results and agreement as in RAM."""
+    import runners.search.ann as ann
+    from runners.execution.prefill import block_vectors
+    from runners.search.params import IndexParams
+
+    monkeypatch.setattr(ann, "BLOCK_ROWS", 64)  # several blocks for the exact comparison
+    corpus, queries = _corpus(300), _queries(9)
+    kw = {"task_metadata": tiny_task.metadata, "hf_split": "test", "hf_subset": "default",
+          "encode_kwargs": {"batch_size": 32, "show_progress_bar": False}}
+    params = IndexParams(kind, nlist=8, nprobe=2)
+    runs = []
+    for name, threshold in (("ram", 10**9), ("blocks", 0)):
+        enc = _cached(tmp_path, name, 0)
+        search = ann.AnnSearch(enc, params, enc.mteb_model_meta, None, block_vectors(enc), threshold, tmp_path / "w")
+        search.index(corpus, **kw)
+        assert isinstance(search.backend._vectors, np.memmap) == (name == "blocks")
+        runs.append((search.search(queries, top_k=20, **kw), search.agreement[("test", "default")]))
+        assert not list((tmp_path / "w").glob("*")) if (tmp_path / "w").exists() else True  # temp file removed
+    (res_a, agr_a), (res_b, agr_b) = runs
+    for qid in res_a:
+        assert list(res_a[qid].items()) == list(res_b[qid].items())
+    assert agr_a["per_query"] == agr_b["per_query"]

@@ -25,8 +25,10 @@ from ..search.ann import AnnSearch
 from ..search.chunking import ChunkedSearch, chunk_level_collection, token_offsets
 from ..search.hybrid import HybridRetriever
 from .candidates import Candidate, candidate_from_spec
-from .embedding_cache import wrap_cache
+from .embedding_cache import CachedEncoder, wrap_cache
 from .identity import weights_fingerprint
+from .large_corpus import LARGE_CORPUS_DOCS
+from .prefill import block_vectors
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +68,8 @@ def dense_candidate(cfg: BenchmarkConfig, name: str) -> Candidate:
     return candidate_from_spec(base_spec(cfg, name), cfg.encode.device, cfg.encode.max_seq_length)
 
 
-def _loader(plan: PlannedCandidate, dense: Candidate, cache_path: Path, results_dir: Path | None) -> Any:
+def _loader(plan: PlannedCandidate, dense: Candidate, cache_path: Path, results_dir: Path | None,
+            large_corpus_docs: int = LARGE_CORPUS_DOCS) -> Any:
     name, revision = plan.name, dense.revision
     if plan.kind == "hybrid":
         fusion, value, depth = plan.strategy
@@ -85,19 +88,21 @@ def _loader(plan: PlannedCandidate, dense: Candidate, cache_path: Path, results_
 
         def make() -> Any:
             enc = shared_encoder(dense, cache_path)
-            return AnnSearch(enc, plan.strategy, _meta(enc, name, revision), results_dir)
+            fetch = block_vectors(enc) if isinstance(enc, CachedEncoder) else None  # large corpora: from the cache
+            return AnnSearch(enc, plan.strategy, _meta(enc, name, revision), results_dir, fetch, large_corpus_docs,
+                             Path(cache_path) / "ann-work")
     return make
 
 
 def candidate_from_plan(plan: PlannedCandidate, dense: Candidate, cache_path: Path,
-                        results_dir: Path | None = None) -> Candidate:
+                        results_dir: Path | None = None, large_corpus_docs: int = LARGE_CORPUS_DOCS) -> Candidate:
     info = {"experiment": plan.kind, "base": dense.name, "base_revision": dense.revision,
             "base_label": dense.label, **plan.params}
     identity = {"name": plan.name, "experiment": plan.kind, "params": plan.params, "strategy": repr(plan.strategy),
                 "base": dense.identity}
     return Candidate(name=plan.name, revision=dense.revision, label=plan.label,
-                     load=_loader(plan, dense, cache_path, results_dir), kind=plan.kind, cacheable=False, info=info,
-                     identity=identity, weight_paths=dense.weight_paths)
+                     load=_loader(plan, dense, cache_path, results_dir, large_corpus_docs), kind=plan.kind,
+                     cacheable=False, info=info, identity=identity, weight_paths=dense.weight_paths)
 
 
 def candidates_from_experiments(cfg: BenchmarkConfig) -> list[Candidate]:
@@ -107,7 +112,8 @@ def candidates_from_experiments(cfg: BenchmarkConfig) -> list[Candidate]:
     for plan in plan_experiments(cfg):
         if plan.base.name not in dense:
             dense[plan.base.name] = candidate_from_spec(plan.base, cfg.encode.device, cfg.encode.max_seq_length)
-        out.append(candidate_from_plan(plan, dense[plan.base.name], cfg.cache_path, cfg.results_path))
+        out.append(candidate_from_plan(plan, dense[plan.base.name], cfg.cache_path, cfg.results_path,
+                                       cfg.encode.large_corpus_docs))
     return out
 
 

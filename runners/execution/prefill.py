@@ -91,6 +91,15 @@ def encode_block(model: CachedEncoder, block: DocumentBlock, *, task_metadata: A
     return vectors
 
 
+def block_vectors(model: CachedEncoder) -> Any:
+    """`(corpus, start, stop, **encode_block kwargs) -> vectors` of rows [start, stop): what ANN indexes take."""
+
+    def fetch(corpus: Any, start: int, stop: int, **kwargs: Any) -> np.ndarray:
+        return encode_block(model, read_block(corpus, start, stop), **kwargs)
+
+    return fetch
+
+
 def _encode_missing(model: CachedEncoder, block: DocumentBlock, rows: np.ndarray, batch_size: int,
                     call: dict[str, Any]) -> np.ndarray:
     """The model's vectors of the given rows, via the cache's own encode loop (order, batches, progress)."""

@@ -12,7 +12,7 @@ exact search". It is NOT recall (recall is about relevance labels); it lands in 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,10 +22,13 @@ from mteb.models.search_wrappers import SearchEncoderWrapper
 
 from .counts import CountsFromInner
 from .params import IndexParams
-from ..results.store import atomic_write_json, read_json, run_dir
+from ..results.store import atomic_write_json, read_json, run_dir, tmp_path_for
 
 AGREEMENT_KS = (10, 100)
 AGREEMENT_LABELS = {f"index_overlap_at_{k}": f"overlap@{k} vs exact search" for k in AGREEMENT_KS}
+BLOCK_ROWS = 50_000  # rows fetched, normalised and compared at a time on the large-corpus path
+#: (corpus, start, stop, task_metadata=, hf_split=, hf_subset=, encode_kwargs=) -> vectors of rows [start, stop)
+BlockVectors = Callable[..., np.ndarray]
 
 
 @dataclass
@@ -39,6 +42,11 @@ class FaissAnnIndex:
     last: dict[str, Any] = field(default_factory=dict)
     _vectors: np.ndarray | None = None
     _index: Any = None
+    _file: Path | None = None  # the memory-mapped vectors of the large-corpus path
+
+    @property
+    def n_docs(self) -> int:
+        return 0 if self._vectors is None else len(self._vectors)
 
     def add_documents(self, embeddings: Any, idxs: list[str]) -> None:
         import faiss
@@ -52,6 +60,31 @@ class FaissAnnIndex:
         self._index = build_index(x, self.params)
         self.last = {"n_docs": len(self.idxs), "build_seconds": time.perf_counter() - t0}
 
+    def add_blocks(self, fetch: Callable[[int, int], Any], n_docs: int, workdir: Path,
+                   block: int = BLOCK_ROWS) -> None:
+        """Vectors of rows [start, stop) from `fetch`, block by block, into a memory-mapped file; index it."""
+        import faiss
+
+        self.clear()
+        workdir.mkdir(parents=True, exist_ok=True)
+        self._file = tmp_path_for(workdir / "ann-vectors.npy")  # a killed run's file is removed by clean_leftovers
+        out = None
+        for start in range(0, n_docs, block):
+            x = _as_f32(fetch(start, min(start + block, n_docs)))
+            if self.normalize:
+                faiss.normalize_L2(x)
+            if out is None:
+                out = np.lib.format.open_memmap(self._file, mode="w+", dtype=np.float32, shape=(n_docs, x.shape[1]))
+            out[start:start + len(x)] = x
+        if out is None:
+            raise ValueError("no documents to index")
+        out.flush()
+        del out
+        self._vectors = np.load(self._file, mmap_mode="r")
+        t0 = time.perf_counter()
+        self._index = build_index(self._vectors, self.params)
+        self.last = {"n_docs": n_docs, "build_seconds": time.perf_counter() - t0}
+
     def search(self, embeddings: Any, top_k: int, similarity_fn: Any = None, top_ranked: Any = None,
                query_idx_to_id: Any = None) -> tuple[list[list[float]], list[list[int]]]:
         import faiss
@@ -63,19 +96,18 @@ class FaissAnnIndex:
         q = _as_f32(embeddings)
         if self.normalize:
             faiss.normalize_L2(q)
-        k = min(top_k, len(self.idxs))
+        n_docs = self.n_docs
+        k = min(top_k, n_docs)
         t0 = time.perf_counter()
         scores, ids = self._index.search(q, k)
         t1 = time.perf_counter()
-        exact = faiss.IndexFlatIP(q.shape[1])
-        exact.add(self._vectors)
-        _, exact_ids = exact.search(q, min(max(self.ks), len(self.idxs)))
+        exact_ids = self._exact(q, min(max(self.ks), n_docs))
         t2 = time.perf_counter()
         keep = ids >= 0  # faiss pads with -1 when the index finds fewer than k
         out_ids = [row[m].tolist() for row, m in zip(ids, keep)]
         out_scores = [row[m].tolist() for row, m in zip(scores, keep)]
         self.last.update({
-            "per_query": {f"index_overlap_at_{kk}": overlap_at_k(out_ids, exact_ids, kk, len(self.idxs))
+            "per_query": {f"index_overlap_at_{kk}": overlap_at_k(out_ids, exact_ids, kk, n_docs)
                           for kk in self.ks},
             "ms_per_query_index": 1000 * (t1 - t0) / max(len(q), 1),
             "ms_per_query_exact": 1000 * (t2 - t1) / max(len(q), 1),
@@ -83,8 +115,28 @@ class FaissAnnIndex:
         })
         return out_scores, out_ids
 
+    def _exact(self, q: np.ndarray, k: int) -> np.ndarray:
+        """Exact top-k ids: one flat index in memory, or block by block over the memory-mapped file."""
+        import faiss
+
+        if self._file is None:
+            exact = faiss.IndexFlatIP(q.shape[1])
+            exact.add(self._vectors)
+            return exact.search(q, k)[1]
+        heap = faiss.ResultHeap(len(q), k, keep_max=True)
+        for start in range(0, self.n_docs, BLOCK_ROWS):
+            block = faiss.IndexFlatIP(q.shape[1])
+            block.add(np.ascontiguousarray(self._vectors[start:start + BLOCK_ROWS]))
+            scores, ids = block.search(q, min(k, block.ntotal))
+            heap.add_result(np.ascontiguousarray(scores), np.where(ids >= 0, ids + start, -1))
+        heap.finalize()
+        return heap.I
+
     def clear(self) -> None:
         self._index, self._vectors, self.idxs = None, None, []
+        if self._file is not None:
+            self._file.unlink(missing_ok=True)
+            self._file = None
 
 
 def build_index(x: np.ndarray, p: IndexParams) -> Any:
@@ -128,7 +180,9 @@ class AnnSearch(CountsFromInner, SearchEncoderWrapper):
     run.evaluate_one publishes the TaskResult, so a complete run has it.
     """
 
-    def __init__(self, encoder: Any, params: IndexParams, meta: Any, results_dir: Path | None) -> None:
+    def __init__(self, encoder: Any, params: IndexParams, meta: Any, results_dir: Path | None,
+                 block_vectors: BlockVectors | None = None, large_corpus_docs: int = 200_000,
+                 workdir: Path | None = None) -> None:
         from mteb.models.model_meta import ScoringFunction
 
         sim = getattr(encoder.mteb_model_meta, "similarity_fn_name", None)
@@ -140,15 +194,38 @@ class AnnSearch(CountsFromInner, SearchEncoderWrapper):
         self.params = params
         self.results_dir = Path(results_dir) if results_dir is not None else None
         self.agreement: dict[tuple[str, str], dict[str, Any]] = {}
+        self.block_vectors, self.large_corpus_docs = block_vectors, large_corpus_docs
+        self.workdir = Path(workdir) if workdir is not None else None
 
-    def _sort_full_corpus_results(self, *, sub_corpus_ids: Any, **kwargs: Any) -> Any:
-        """mteb indexes a lazy datasets Column once per hit (~10 s for 44k hits); a list is instant."""
-        return super()._sort_full_corpus_results(sub_corpus_ids=list(sub_corpus_ids), **kwargs)
+    def index(self, corpus: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, encode_kwargs: Any,
+              num_proc: int | None = None, **kwargs: Any) -> None:
+        """Large corpora: vectors block by block into a memory-mapped file (see the module docstring)."""
+        if self.block_vectors is None or self.workdir is None or len(corpus) < self.large_corpus_docs:
+            return super().index(corpus, task_metadata=task_metadata, hf_split=hf_split, hf_subset=hf_subset,
+                                 encode_kwargs=encode_kwargs, num_proc=num_proc, **kwargs)
+        self.task_corpus = corpus
+        fetch = self.block_vectors
+
+        def block(start: int, stop: int) -> np.ndarray:
+            return fetch(corpus, start, stop, task_metadata=task_metadata, hf_split=hf_split, hf_subset=hf_subset,
+                         encode_kwargs=dict(encode_kwargs))
+
+        self.backend.add_blocks(block, len(corpus), self.workdir)
+
+    def _sort_full_corpus_results(self, *, sub_corpus_ids: Any, cos_scores_top_k_idx: Any, **kwargs: Any) -> Any:
+        """mteb indexes a lazy datasets Column once per hit (~10 s for 44k hits): read only the hit rows, once."""
+        rows = sorted({int(r) for hits in cos_scores_top_k_idx for r in hits})
+        ids = list(self.task_corpus.select(rows)["id"]) if rows else []
+        return super()._sort_full_corpus_results(sub_corpus_ids=dict(zip(rows, ids)),
+                                                 cos_scores_top_k_idx=cos_scores_top_k_idx, **kwargs)
 
     def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
                **kwargs: Any) -> dict[str, dict[str, float]]:
-        results = super().search(queries, task_metadata=task_metadata, hf_split=hf_split,
-                                 hf_subset=hf_subset, **kwargs)
+        try:
+            results = super().search(queries, task_metadata=task_metadata, hf_split=hf_split,
+                                     hf_subset=hf_subset, **kwargs)
+        finally:
+            self.backend.clear()  # mteb clears it too, but not when the search raised
         last = self.backend.last
         qids = list(queries["id"])
         per_query = {m: dict(zip(qids, v)) for m, v in last.get("per_query", {}).items()}
