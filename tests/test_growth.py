@@ -4,13 +4,20 @@ exactly with nothing encoded again, and on a collection built for it the curve f
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from typer.testing import CliRunner
+
 from custom_tasks.errors import ConfigError
+from runners.analysis.experiments import experiment_table
 from runners.analysis.growth import format_growth, growth_curve
+from runners.analysis.report import build_report, render
+from runners.analysis.report.blocks import Figure
+from runners.cli import app
 from runners.config.benchmark import BenchmarkConfig
 from runners.config.experiments import growth_entries, plan_experiments
 from runners.execution.distractors import load_distractors
@@ -122,6 +129,29 @@ def test_distractors_extend_the_curve_beyond_the_corpus(tmp_path):
     text = format_growth(curve)
     assert "fitted at 2x (240 docs)" in text and "extrapolated at 10x (1200 docs)" in text
     assert "distractors.jsonl (300 available)" in text
+    # the experiments table and command show the curve from the stored record (nothing recomputed)
+    df = experiment_table(cfg.results_path, cfg)
+    g = df[df.kind == "growth"]
+    assert list(zip(g.fraction, g.point)) == [(0.25, "measured"), (0.5, "measured"), (1.0, "measured"),
+                                              (2.0, "measured"), (3.0, "measured"), (2.0, "fitted"),
+                                              (10.0, "extrapolated")]
+    assert np.allclose(g[g.point == "measured"]["mean"], curve.points["mean"])
+    assert (g.ci_low <= g["mean"]).all() and (g["mean"] <= g.ci_high).all() and (g.slope_per_doubling < 0).all()
+    out = CliRunner().invoke(app, ["experiments", "-c", str(cfg.path)])
+    assert out.exit_code == 0, out.output
+    assert "bow growth (corpus fraction -> metric, beyond 1.0 with distractors.jsonl; trend -" in out.output
+    assert re.search(r"10x +1200 docs  0\.\d{4} \[0\.\d{4}, 0\.\d{4}\] extrapolated", out.output)
+    out = CliRunner().invoke(app, ["growth", "-c", str(cfg.path)])
+    assert out.exit_code == 0 and "stored" in out.output and "fitted at 2x (240 docs)" in out.output, out.output
+    # the report's experiments section: a growth figure (inline SVG, nothing fetched) and the same numbers
+    report = build_report(cfg, with_public=False)
+    html, md = render(report, "html"), render(report, "md")
+    sec = next(s for s in report.sections if s.key == "experiments").subsections[0]
+    assert any(isinstance(b, Figure) and "corpus grows" in b.caption for b in sec.blocks)
+    assert "<svg" in html and "<script" not in html.lower() and "http://" not in html and "https://" not in html
+    ten = g[g.fraction == 10.0].iloc[0]
+    assert f"| bow growth | 10x | 1,200 | {ten['mean']:.4f} [{ten.ci_low:.4f}, {ten.ci_high:.4f}] | extrapolated |" in md
+    assert "per doubling of the corpus" in md and "documents of distractors.jsonl" in md
 
 
 def test_distractor_subsets_are_nested_beyond_the_corpus():

@@ -141,7 +141,7 @@ def _growth_lines(g: pd.DataFrame) -> list[str]:
         out.append(f"  {cand} (corpus fraction -> metric{dis}{trend})")
         for r in c.itertuples(index=False):
             tag = "" if r.point == "measured" else f" {r.point}"
-            out.append(f"    {r.fraction:>5g}x {r.n_docs:>8d} docs  {r.mean:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]{tag}")
+            out.append(f"    {r.fraction:>5g}x {int(r.n_docs):>8d} docs  {r.mean:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]{tag}")
     return out
 
 

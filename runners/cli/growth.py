@@ -1,7 +1,8 @@
 """`private-mteb growth`: the corpus-growth curves of a config's `type: growth` experiments.
 
 Computes what is missing (from cached vectors: the model's plain run fills the cache), then shows each
-curve: metric per corpus fraction with 95% CIs, the trend per doubling and the extrapolation to 2x / 10x.
+curve: metric per corpus fraction with 95% CIs, the trend per doubling and the extrapolation to 2x / 10x
+(fractions above 1.0 are measured when the entry names `distractors:`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ def growth_cmd(
     config: Path = typer.Option(Path("configs/benchmarks/experiments-demo.yaml"), "--config", "-c"),
     metric: Optional[list[str]] = typer.Option(None, "--metric", "-m", help="default: the config's stats.metrics"),
     force: bool = typer.Option(False, "--force", help="recompute stored curves"),
-    resamples: int = typer.Option(2000, "--resamples", min=100),
+    resamples: Optional[int] = typer.Option(None, "--resamples", min=100,
+                                            help="default: the config's stats.resamples (as `experiments`)"),
 ) -> None:
     """Score each growth entry's model on nested corpus subsets keeping every labelled document."""
     offline_default()
@@ -40,5 +42,6 @@ def growth_cmd(
         how = "stored" if rec.status == "skipped" else f"computed in {rec.seconds:.1f}s, {rec.encoded} texts encoded"
         console.print(f"[dim]{rec.label} on {rec.task}: {how}[/]", highlight=False)
         for m in metric or cfg.stats.metrics:
-            console.print(format_growth(growth_curve(data, m, n_resamples=resamples, seed=cfg.stats.seed)),
+            console.print(format_growth(growth_curve(data, m, resamples or cfg.stats.resamples, cfg.stats.seed,
+                                                       cfg.stats.confidence)),
                           highlight=False, markup=False)

@@ -1,4 +1,4 @@
-"""Section 5: experiments (chunk size, ANN search effort, hybrid weight) from their stored results.
+"""Section 5: experiments (chunk size, ANN search effort, hybrid weight, corpus growth) from stored results.
 
 Numbers come from runners.analysis.experiments.experiment_table (the `experiments` command's table), so
 the report and the terminal agree; the swept parameter of each candidate comes from the config's plan.
@@ -17,6 +17,7 @@ from ..stats import metric_label
 from . import figures, text
 from .blocks import Figure, Paragraph, Section, Table
 from .data import Candidate, TaskData, quiet
+from .growth import growth_blocks
 from .svg import figure_svg
 
 
@@ -105,8 +106,10 @@ def experiments(cfg: BenchmarkConfig, tasks: list[TaskData], cands: list[Candida
         "randomization test, Holm over the experiments of a task); overlap@10 = share of the exact top 10 that "
         "the ANN index returns.", "note"))
     for td in tasks:
-        rows = table[(table.task == td.name) & (table.metric == td.main_metric)]
-        if rows.empty or not (rows.kind != "model").any():
+        everything = table[(table.task == td.name) & (table.metric == td.main_metric)]
+        grown = growth_blocks(everything, td.name, td.main_metric)
+        rows = everything[everything.kind != "growth"]
+        if not grown and (rows.empty or not (rows.kind != "model").any()):
             continue
         label = metric_label(td.main_metric)
         body = []
@@ -119,7 +122,9 @@ def experiments(cfg: BenchmarkConfig, tasks: list[TaskData], cands: list[Candida
             body.append([r.candidate, r.kind, _param(c) if c else "", text.ci(r.mean, r.ci_low, r.ci_high),
                          diff, p, "" if text.missing(ov) else f"{ov:.3f}"])
         blocks: list = list(_figures(rows, by_name, td.name, td.main_metric))
-        blocks.append(Table(["candidate", "kind", "setting", f"{label} [CI]", "Δ vs plain [CI]", "p (Holm)",
-                             "overlap@10"], body))
+        if (rows.kind != "model").any():
+            blocks.append(Table(["candidate", "kind", "setting", f"{label} [CI]", "Δ vs plain [CI]", "p (Holm)",
+                                 "overlap@10"], body))
+        blocks += grown
         sec.subsections.append(Section(f"experiments-{td.name.lower()}", td.name, blocks))
     return sec if sec.subsections else None

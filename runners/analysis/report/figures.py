@@ -202,3 +202,34 @@ def ann_sweep(series: Sequence[tuple[str, list[float], pd.DataFrame]], xlabel: s
     ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     fig.subplots_adjust(wspace=0.35)
     return fig
+
+
+def growth(curves: Sequence[tuple[str, int, pd.DataFrame]], metric_label: str) -> Figure:
+    """Metric vs documents (log x): measured points with CI band, the log-linear fit (dashed) and the
+    fitted/extrapolated multiples with whiskers; a vertical line marks today's corpus.
+
+    `curves`: (label, corpus size, experiments-table growth rows of one curve).
+    """
+    fig = new_figure(5.6, 3.4)
+    ax = fig.add_subplot()
+    values: list[float] = []
+    for i, (label, n_corpus, rows) in enumerate(curves):
+        colour = f"C{i}"
+        meas = rows[rows.point == "measured"].sort_values("n_docs")
+        _band(ax, list(meas.n_docs), meas, colour, f"{label} (measured)")
+        fit = rows[rows.point != "measured"].sort_values("n_docs")
+        values += list(meas.ci_low) + list(meas.ci_high) + list(fit.ci_low) + list(fit.ci_high)
+        slope = float(rows.slope_per_doubling.iloc[0])
+        if fit.empty or slope != slope:
+            continue
+        n0, m0 = float(fit.n_docs.iloc[0]), float(fit["mean"].iloc[0])
+        xs = np.geomspace(float(meas.n_docs.min()), float(fit.n_docs.max()), 50)
+        ax.plot(xs, m0 + slope * np.log2(xs / n0), "--", color=colour, lw=1, label=f"{label} (log-linear fit)")
+        ax.errorbar(fit.n_docs, fit["mean"], yerr=[fit["mean"] - fit.ci_low, fit.ci_high - fit["mean"]], fmt="D",
+                    color=colour, mfc="white", ms=5, capsize=3, label=f"{label} at 2x / 10x")
+        ax.axvline(n_corpus, color=BASE, lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_xlabel("documents in the corpus (log scale; dotted: today's corpus)", fontsize=8)
+    _value_axis(ax, values, metric_label)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    return fig
