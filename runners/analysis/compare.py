@@ -77,6 +77,9 @@ def resolve_tasks(tasks: str | Sequence[str] | None = None, benchmark: str | Non
     """
     import mteb
 
+    from custom_tasks.task import register_all
+
+    register_all()  # private tasks are never in mteb's registry until registered: `-t <private task>` needs them
     if isinstance(tasks, str):
         try:
             mteb.get_benchmark(tasks)
