@@ -18,6 +18,8 @@ higher-is-better (true for nDCG, MRR, MAP, recall, precision).
 A gate must never pass what it did not check: every (model, task) of the baseline must be in
 the candidate (`allow_missing` lists what it skips instead), and a bad option, metric or folder
 is an AnalysisError (exit 2), never confused with a regression (exit 1).
+
+Scores are plain dicts and arrays (stats.py), never pandas, so `check` starts fast.
 """
 from __future__ import annotations
 
@@ -27,12 +29,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
-
 from ..results.store import SIDE, find_run
 from .errors import AnalysisError
-from .per_query import RUN_HINT, all_models, find_model, label_of, load_scores, result_models
-from .stats import align, bootstrap_ci, metric_label, randomization_test
+from .per_query import RUN_HINT, all_models, find_model, label_of, load_score_map, result_models
+from .stats import Scores, align_scores, bootstrap_ci, metric_label, randomization_test
 
 __all__ = ["GateResult", "GateRun", "regression_check", "regression_gate"]
 
@@ -56,18 +56,18 @@ def _p(p: float) -> str:
     return "p<0.001" if p < 0.001 else f"p={p:.3f}" if p < 0.01 else f"p={p:.2f}"
 
 
-def regression_check(baseline: pd.Series, candidate: pd.Series, metric: str,
+def regression_check(baseline: Scores, candidate: Scores, metric: str,
                      max_drop: float = 0.01, alpha: float = 0.05,
                      n_resamples: int = 10_000, seed: int = 0) -> GateResult:
-    """Compare per-query scores of ``candidate`` against ``baseline`` (same queries).
+    """Compare per-query scores of ``candidate`` against ``baseline`` (same queries; dicts or Series).
 
     Queries are aligned by id (inner join, warning if the sets differ). Fails
     only if drop > max_drop AND the one-sided paired randomization p < alpha.
     """
     if max_drop < 0:
         raise ValueError("max_drop must be >= 0")
-    df = align({"baseline": baseline, "candidate": candidate})
-    d = (df["baseline"] - df["candidate"]).to_numpy()
+    x = align_scores({"baseline": baseline, "candidate": candidate}).x
+    d = x[:, 0] - x[:, 1]
     n = d.size
     drop, lo, hi = bootstrap_ci(d, n_resamples, 1.0 - alpha, "percentile", seed)
     p = float(randomization_test(d, n_resamples, seed, alternative="greater")[0])
@@ -205,8 +205,8 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
         raise AnalysisError(f"nothing to compare: the candidate {where} has none of the baseline's results")
     out = []
     for task, b, c in pairs:
-        result = regression_check(load_scores(base_dir, b, task, metric, split),
-                                  load_scores(cand_dir, c, task, metric, split), metric,
+        result = regression_check(load_score_map(base_dir, b, task, metric, split),
+                                  load_score_map(cand_dir, c, task, metric, split), metric,
                                   max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)
         out.append((task, label_of(base_dir, b), label_of(cand_dir, c), result))
     notes = []
@@ -231,17 +231,17 @@ def judged_notes(task: str, base_dir: Path, base: str, cand_dir: Path, cand: str
                  qrels: Mapping[str, Mapping[str, int]] | None, split: str = "test", seed: int = 0,
                  k: int = 10) -> list[str]:
     """`task: judged@10: baseline B 0.95, candidate C 0.70` and, when C is clearly lower, the warning."""
-    from .judged import DEFAULT_MARGIN, _below_baseline, judged_at_k, stored_rankings
+    from .judged import DEFAULT_MARGIN, _below_baseline, judged_scores, nan_mean, stored_rankings
 
     if not qrels:
         return []
     try:
-        sb = judged_at_k(stored_rankings(base_dir, base, task, split)[0], qrels, k)
-        sc = judged_at_k(stored_rankings(cand_dir, cand, task, split)[0], qrels, k)
+        sb = judged_scores(stored_rankings(base_dir, base, task, split)[0], qrels, k)
+        sc = judged_scores(stored_rankings(cand_dir, cand, task, split)[0], qrels, k)
     except AnalysisError:  # runs stored before rankings were
         return []
     lb, lc = label_of(base_dir, base), label_of(cand_dir, cand)
-    lines = [f"{task}: judged@{k}: baseline {lb} {sb.mean():.2f}, candidate {lc} {sc.mean():.2f}"]
+    lines = [f"{task}: judged@{k}: baseline {lb} {nan_mean(sb):.2f}, candidate {lc} {nan_mean(sc):.2f}"]
     warning = _below_baseline(cand_dir, task, sc, sb, cand, base, k, DEFAULT_MARGIN, seed, labels=(lc, lb))
     return lines + ([f"warning: {warning}"] if warning else [])
 

@@ -8,9 +8,11 @@ candidate of the generator's family (same organisation prefix `org/`, or same fi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 SOURCE_TAG = "source"
 
@@ -36,9 +38,14 @@ def generator_warnings(task: str, generated_by: str | None, candidates: Iterable
             for name, label in candidates if same_family(name, generated_by) or same_family(label, generated_by)]
 
 
-def default_tags(tags: list[str], tag_frame: pd.DataFrame | None) -> list[str]:
-    """`tags` plus `source` when the task has both human and llm questions (and `source` is not there)."""
-    if SOURCE_TAG in tags or tag_frame is None or SOURCE_TAG not in tag_frame.columns:
+def default_tags(tags: list[str], query_tags: pd.DataFrame | Mapping[str, Mapping[str, Any]] | None) -> list[str]:
+    """`tags` plus `source` when the task has both human and llm questions (and `source` is not there).
+    `query_tags`: query id -> {tag: value} (what `stats` passes: no pandas), or a frame of them."""
+    if SOURCE_TAG in tags or query_tags is None:
         return list(tags)
-    values = set(tag_frame[SOURCE_TAG].dropna().str.lower())
+    if hasattr(query_tags, "columns"):  # a pandas frame, one column per tag
+        found = query_tags[SOURCE_TAG].dropna() if SOURCE_TAG in query_tags.columns else []
+    else:
+        found = [t[SOURCE_TAG] for t in query_tags.values() if t.get(SOURCE_TAG) is not None]
+    values = {str(v).lower() for v in found}
     return [*tags, SOURCE_TAG] if {"human", "llm"} <= values else list(tags)

@@ -4,26 +4,30 @@ Unlabelled documents count as irrelevant, so a model that finds *different* good
 one the labels were made from is punished. judged@k says how much of a score rests on unlabelled
 documents: a candidate whose judged@10 is clearly below the baseline's is probably underestimated,
 and its top-10 should be pooled and labelled (`private-mteb labels pool`). Reads stored rankings and
-the collection's labels only; no model library is imported.
+the collection's labels only; no model library is imported, and no pandas either (plain dicts; the
+Series / frame views are built on demand) so `stats` and `check` start fast.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-
-from custom_tasks.collection import Collection
-from custom_tasks.sources import load_collection
 
 from ..config.benchmark import BenchmarkConfig
 from ..config.task_lookup import task_config_for
 from ..results.store import find_run, read_json
 from .errors import AnalysisError
 from .per_query import label_of
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from custom_tasks.collection import Collection
 
 #: a candidate is "clearly below" the baseline when its mean judged@k is at least this much lower ...
 DEFAULT_MARGIN = 0.10
@@ -36,9 +40,9 @@ def ranked_ids(ranking: Mapping[str, float]) -> list[str]:
     return [d for d, _ in sorted(ranking.items(), key=lambda x: (x[1], x[0]), reverse=True)]
 
 
-def judged_at_k(rankings: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
-                k: int = 10) -> pd.Series:
-    """Per evaluated query (the qrels' queries): labelled share of the top-k (any grade, 0 included).
+def judged_scores(rankings: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
+                  k: int = 10) -> dict[str, float]:
+    """Per evaluated query (the qrels' queries, sorted): labelled share of the top-k (any grade, 0 included).
 
     The denominator is min(k, documents ranked), so a corpus smaller than k is not a penalty; a query
     the model did not rank at all is NaN.
@@ -46,10 +50,31 @@ def judged_at_k(rankings: Mapping[str, Mapping[str, float]], qrels: Mapping[str,
     if k < 1:
         raise AnalysisError(f"judged@k: k must be >= 1, got {k}")
     out: dict[str, float] = {}
-    for qid, labels in qrels.items():
+    for qid in sorted(qrels):
+        labels = qrels[qid]
         top = ranked_ids(rankings.get(qid, {}))[:k]
         out[qid] = sum(d in labels for d in top) / len(top) if top else float("nan")
-    return pd.Series(out, dtype=float, name=f"judged_at_{k}").sort_index()
+    return out
+
+
+def judged_at_k(rankings: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
+                k: int = 10) -> pd.Series:
+    """`judged_scores` as a pandas Series named ``judged_at_<k>``."""
+    import pandas as pd  # lazy: only the pandas API pays for it
+
+    return pd.Series(judged_scores(rankings, qrels, k), dtype=float, name=f"judged_at_{k}").sort_index()
+
+
+def nan_mean(scores: Mapping[Any, float]) -> float:
+    """Mean over the non-NaN values, summed in key order exactly as pandas' ``Series.mean`` does
+    (NaN -> 0, one numpy sum, / count), so the numbers match the pandas API to the bit."""
+    values = np.array(list(scores.values()), dtype=np.float64)
+    missing = np.isnan(values)
+    count = values.size - int(missing.sum())
+    if count == 0:
+        return float("nan")
+    values[missing] = 0.0
+    return float(values.sum() / np.float64(count))
 
 
 def stored_rankings(results_dir: Path, model: str, task: str, split: str = "test",
@@ -70,12 +95,26 @@ def stored_rankings(results_dir: Path, model: str, task: str, split: str = "test
 
 @dataclass
 class JudgedReport:
-    """judged@k of every candidate on one task: the table, per-query values and the warnings."""
+    """judged@k of every candidate on one task: the rows, per-query values and the warnings."""
 
     task: str
-    table: pd.DataFrame  # task, candidate, model, k, judged, n_queries
-    per_query: dict[tuple[str, int], pd.Series] = field(default_factory=dict)  # (model, k) -> per query
+    rows: list[dict[str, Any]]  # task, candidate, model, k, judged, n_queries, stored_depth
+    scores: dict[tuple[str, int], dict[str, float]] = field(default_factory=dict)  # (model, k) -> per query
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The rows as a frame."""
+        import pandas as pd  # lazy: stats/check print from the rows
+
+        return pd.DataFrame(self.rows)
+
+    @property
+    def per_query(self) -> dict[tuple[str, int], pd.Series]:
+        """(model, k) -> per-query judged@k as pandas Series (what `judged_at_k` returns)."""
+        import pandas as pd  # lazy: stats/check print from the rows
+
+        return {(m, k): pd.Series(v, dtype=float, name=f"judged_at_{k}") for (m, k), v in self.scores.items()}
 
 
 def judged_report(results_dir: Path, task: str, qrels: Mapping[str, Mapping[str, int]], models: Sequence[str],
@@ -88,12 +127,12 @@ def judged_report(results_dir: Path, task: str, qrels: Mapping[str, Mapping[str,
     for model in models:
         rankings, depth = stored_rankings(results_dir, model, task, split)
         for k in ks:
-            s = judged_at_k(rankings, qrels, k)
+            s = judged_scores(rankings, qrels, k)
             per_query[(model, k)] = s
             rows.append({"task": task, "candidate": label_of(results_dir, model), "model": model, "k": k,
-                         "judged": float(s.mean()), "n_queries": int(s.notna().sum()),
+                         "judged": nan_mean(s), "n_queries": sum(not math.isnan(v) for v in s.values()),
                          "stored_depth": depth})
-    rep = JudgedReport(task, pd.DataFrame(rows), per_query)
+    rep = JudgedReport(task, rows, per_query)
     if models:
         base = baseline or models[0]
         if base not in models:
@@ -108,14 +147,17 @@ def judged_report(results_dir: Path, task: str, qrels: Mapping[str, Mapping[str,
     return rep
 
 
-def _below_baseline(results_dir: Path, task: str, cand: pd.Series, base: pd.Series, model: str, base_model: str,
-                    k: int, margin: float, seed: int, labels: tuple[str, str] | None = None) -> str | None:
-    """The warning line when `cand` is clearly below `base` (paired over queries), else None; `labels`
-    (candidate, baseline) when the two come from different results folders."""
-    both = pd.concat([cand, base], axis=1).dropna()
-    if both.empty:
+def _below_baseline(results_dir: Path, task: str, cand: Mapping[str, float], base: Mapping[str, float], model: str,
+                    base_model: str, k: int, margin: float, seed: int,
+                    labels: tuple[str, str] | None = None) -> str | None:
+    """The warning line when `cand` is clearly below `base` (paired over the queries both have a value
+    for), else None; `labels` (candidate, baseline) when the two come from different results folders."""
+    c, b = dict(cand.items()), dict(base.items())
+    ids = [q for q in sorted(c.keys() & b.keys()) if not (math.isnan(c[q]) or math.isnan(b[q]))]
+    if not ids:
         return None
-    diff = (both.iloc[:, 0] - both.iloc[:, 1]).to_numpy()
+    both = np.array([[c[q] for q in ids], [b[q] for q in ids]], dtype=np.float64)
+    diff = both[0] - both[1]
     mean = float(diff.mean())
     if mean > -margin:
         return None
@@ -124,22 +166,24 @@ def _below_baseline(results_dir: Path, task: str, cand: pd.Series, base: pd.Seri
     high = float(np.quantile(boot, 0.975))
     if high >= 0:
         return None
-    c, b = labels or (label_of(results_dir, model), label_of(results_dir, base_model))
-    return (f"{task}: {c} judged@{k} = {both.iloc[:, 0].mean():.2f} vs {b} {both.iloc[:, 1].mean():.2f} "
+    lc, lb = labels or (label_of(results_dir, model), label_of(results_dir, base_model))
+    return (f"{task}: {lc} judged@{k} = {both[0].mean():.2f} vs {lb} {both[1].mean():.2f} "
             f"({mean:+.2f}, 95% CI upper {high:+.2f}): its score is probably underestimated; pool and label its "
             f"top-{k} (`private-mteb labels pool -c CONFIG --depth {k}`)")
 
 
 def judged_line(rep: JudgedReport, k: int = 10) -> str:
     """One line for other commands' output (stats, check, report): `judged@10: A 0.95, B 0.88`."""
-    t = rep.table[rep.table["k"] == k] if not rep.table.empty else rep.table
-    if t.empty:
+    rows = [r for r in rep.rows if r["k"] == k]
+    if not rows:
         return ""
-    return f"judged@{k}: " + ", ".join(f"{r.candidate} {r.judged:.2f}" for r in t.itertuples())
+    return f"judged@{k}: " + ", ".join(f"{r['candidate']} {r['judged']:.2f}" for r in rows)
 
 
 def task_collection(entry: str, bench: BenchmarkConfig | None = None) -> Collection:
     """The collection (with any imported labels) of a benchmark's task entry (name or YAML path)."""
+    from custom_tasks.sources import load_collection  # lazy: only tasks that need their labels read them
+
     cfg = task_config_for(entry, bench)
     return load_collection(cfg.source, cfg.base_dir, cfg.name)
 

@@ -13,7 +13,7 @@ from ..config.task_lookup import task_config_for
 from .errors import AnalysisError
 from .generator_guard import default_tags, generator_warnings
 from .judged import judged_for_config, judged_line
-from .per_query import label_of, task_tags
+from .per_query import label_of, query_tags
 
 
 def stats_tags(entry: str, tags: list[str], bench: BenchmarkConfig | None = None) -> list[str]:
@@ -23,10 +23,10 @@ def stats_tags(entry: str, tags: list[str], bench: BenchmarkConfig | None = None
         cfg = task_config_for(entry, bench)
         if not cfg.generated_by and not cfg.labels.startswith("llm"):
             return list(tags)
-        frame = task_tags(entry)
+        found = query_tags(entry)
     except Exception:  # a public task, or one whose files the stats report itself will complain about
         return list(tags)
-    return default_tags(tags, frame)
+    return default_tags(tags, found)
 
 
 def label_notes(bench: BenchmarkConfig, entry: str, models: Sequence[str], k: int = 10) -> list[str]:

@@ -4,6 +4,8 @@ Reads only what `run` stored (runners/results/store.py) and the task's own files
 library is imported, so analysis starts in well under a second. Every question the stored
 results cannot answer (no results, unknown metric or model, damaged file) is an AnalysisError:
 one line naming what is missing and what to do, never a KeyError deep inside pandas.
+Scores are read into plain dicts (pandas Series only for the API functions that return them, with
+pandas imported there): `stats` and `check` start without pandas.
 """
 
 from __future__ import annotations
@@ -11,15 +13,15 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from custom_tasks.config import find_task_configs, resolve_task_config
-from custom_tasks.sources import load_collection
 
 from ..results.store import find_run, load_candidates, read_json
 from .errors import AnalysisError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RUN_HINT = "run `private-mteb run` first"
 
@@ -116,34 +118,72 @@ def stored_metrics(results_dir: Path, model_name: str, task_name: str, split: st
     return sorted(subsets.get(subset, {}))
 
 
-def load_scores(results_dir: Path, model_name: str, task_name: str, metric: str = "ndcg_at_10",
-                split: str = "test", revision: str | None = None, subset: str = "default") -> pd.Series:
-    """Per-query scores of one model on one task; missing, damaged or unknown -> AnalysisError."""
+def load_score_map(results_dir: Path, model_name: str, task_name: str, metric: str = "ndcg_at_10",
+                   split: str = "test", revision: str | None = None, subset: str = "default") -> dict[str, float]:
+    """Per-query scores of one model on one task, sorted by query id; missing, damaged or unknown ->
+    AnalysisError."""
     path, subsets = _per_query_file(results_dir, model_name, task_name, split, revision)
     if subset not in subsets:
         raise AnalysisError(f"{path}: no subset '{subset}' (stored: {', '.join(subsets)})")
     check_metric(metric, subsets[subset])
-    return pd.Series(subsets[subset][metric], name=model_name, dtype=float).sort_index()
+    try:
+        return {q: float("nan") if v is None else float(v) for q, v in sorted(subsets[subset][metric].items())}
+    except (AttributeError, TypeError, ValueError) as e:
+        raise AnalysisError(f"{path}: damaged per-query file ({type(e).__name__}): re-run `private-mteb run`") from None
 
 
-def per_query_table(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", split: str = "test",
-                    models: list[str] | None = None) -> dict[str, pd.Series]:
-    """label -> per-query scores (the current data revision of each model's result)."""
+def load_scores(results_dir: Path, model_name: str, task_name: str, metric: str = "ndcg_at_10",
+                split: str = "test", revision: str | None = None, subset: str = "default") -> pd.Series:
+    """`load_score_map` as a pandas Series named after the model."""
+    import pandas as pd  # lazy: only the pandas API pays for it
+
+    scores = load_score_map(results_dir, model_name, task_name, metric, split, revision, subset)
+    return pd.Series(scores, name=model_name, dtype=float).sort_index()
+
+
+def per_query_scores(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", split: str = "test",
+                     models: list[str] | None = None) -> dict[str, dict[str, float]]:
+    """label -> {query id: score} (the current data revision of each model's result)."""
     names = result_models(results_dir, task_name) if models is None else models
-    out: dict[str, pd.Series] = {}
-    for name in names:
-        out[label_of(results_dir, name)] = load_scores(results_dir, name, task_name, metric, split)
+    out = {label_of(results_dir, name): load_score_map(results_dir, name, task_name, metric, split)
+           for name in names}
     if not out:
         raise AnalysisError(f"no per-query results for task '{task_name}' in {results_dir}: {RUN_HINT}")
     return out
 
 
-def task_tags(task: str) -> pd.DataFrame | None:
-    """Query tags from a private task's collection, by name or YAML path (None for public tasks / no tags)."""
+def per_query_table(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", split: str = "test",
+                    models: list[str] | None = None) -> dict[str, pd.Series]:
+    """label -> per-query scores as pandas Series (`per_query_scores` for pandas users)."""
+    names = result_models(results_dir, task_name) if models is None else models
+    out = {label_of(results_dir, name): load_scores(results_dir, name, task_name, metric, split) for name in names}
+    if not out:
+        raise AnalysisError(f"no per-query results for task '{task_name}' in {results_dir}: {RUN_HINT}")
+    return out
+
+
+def query_tags(task: str) -> dict[str, dict[str, str]] | None:
+    """query id -> {tag: value} of a private task's collection, by name or YAML path (None for public
+    tasks / no tags)."""
     if task not in find_task_configs() and Path(task).suffix not in {".yaml", ".yml"}:
         return None
+    from custom_tasks.sources import load_collection  # lazy: only tasks with tags read their files
+
     cfg = resolve_task_config(task)
     collection = load_collection(cfg.source, cfg.base_dir, cfg.name)
-    if not collection.query_tags:
+    return collection.query_tags or None
+
+
+def tag_names(tags: dict[str, dict[str, str]] | None) -> list[str]:
+    """The tag names in order of first appearance (the columns `task_tags` has)."""
+    return list(dict.fromkeys(k for t in (tags or {}).values() for k in t))
+
+
+def task_tags(task: str) -> pd.DataFrame | None:
+    """`query_tags` as a frame: one row per query (sorted), one column per tag."""
+    tags = query_tags(task)
+    if tags is None:
         return None
-    return pd.DataFrame.from_dict(collection.query_tags, orient="index").sort_index()
+    import pandas as pd  # lazy: only the pandas API pays for it
+
+    return pd.DataFrame.from_dict(tags, orient="index").sort_index()

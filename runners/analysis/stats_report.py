@@ -2,6 +2,8 @@
 
 The models compared are the ones asked for (a config's candidates, or `--models`), never
 "whatever is in the folder": Holm's correction and the power sentence depend on that set.
+Computed as plain rows (stats.py), without pandas, so `stats` starts fast; `intervals` / `pairs`
+give the same rows as pandas frames (csv / markdown output, Python users).
 """
 
 from __future__ import annotations
@@ -10,52 +12,66 @@ import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from . import stats
 from .errors import AnalysisError
-from .per_query import per_query_table, task_tags
+from .per_query import per_query_scores, query_tags, tag_names
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
 class StatsReport:
     task: str
     metric: str
-    intervals: pd.DataFrame
-    pairs: pd.DataFrame
+    interval_rows: list[dict[str, Any]]  # subset, candidate, n_queries, mean, ci_low, ci_high, std
+    pair_rows: list[dict[str, Any]]  # subset + stats.PAIR_COLUMNS; [] with one model
     power: str
     n_queries: int
+
+    @property
+    def intervals(self) -> pd.DataFrame:
+        """The interval rows as a frame (what `stats.breakdown(..., ci_table)` returns)."""
+        import pandas as pd  # lazy: table and json output never need it
+
+        return pd.DataFrame(self.interval_rows)
+
+    @property
+    def pairs(self) -> pd.DataFrame:
+        """The pair rows as a frame (empty with one model)."""
+        import pandas as pd  # lazy: table and json output never need it
+
+        return pd.DataFrame(self.pair_rows)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN -> None): one entry of `stats --format json`."""
         return {"task": self.task, "metric": self.metric, "n_queries": self.n_queries,
-                "intervals": _records(self.intervals), "pairs": _records(self.pairs), "power": self.power}
+                "intervals": _records(self.interval_rows), "pairs": _records(self.pair_rows), "power": self.power}
 
 
-def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+def _records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     def plain(v: Any) -> Any:
-        if hasattr(v, "item"):  # numpy scalar -> Python
-            v = v.item()
         return None if isinstance(v, float) and not math.isfinite(v) else v
 
-    return [{k: plain(v) for k, v in row.items()} for row in df.to_dict(orient="records")]
+    return [{k: plain(v) for k, v in row.items()} for row in rows]
 
 
-def select_tags(task: str, tags: list[str] | None, strict: bool = True, name: str | None = None) -> pd.DataFrame | None:
-    """The task's tag columns to break down by; an unknown tag is an error naming the known ones
-    (`strict`, for `--by`) or is left out (a config's default tags need not fit every task)."""
+def select_tags(task: str, tags: list[str] | None, strict: bool = True,
+                name: str | None = None) -> tuple[list[str], dict[str, dict[str, str]]] | None:
+    """The task's tag names to break down by and its query tags; an unknown tag is an error naming the
+    known ones (`strict`, for `--by`) or is left out (a config's default tags need not fit every task)."""
     if not tags:
         return None
-    frame = task_tags(task)
-    known = list(frame.columns) if frame is not None else []
+    found = query_tags(task)
+    known = tag_names(found)
     unknown = [t for t in tags if t not in known]
     if unknown and strict:
         raise AnalysisError(f"--by: task '{name or task}' has no query tag {', '.join(map(repr, unknown))} "
                             f"(known tags: {', '.join(known) or 'none'})")
     kept = [t for t in tags if t in known]
-    return frame[kept] if frame is not None and kept else None
+    return (kept, found) if found is not None and kept else None
 
 
 def stats_report(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", split: str = "test",
@@ -64,15 +80,20 @@ def stats_report(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", 
                  strict_tags: bool = True, task_source: str | None = None) -> StatsReport:
     """Intervals for every model and paired tests for every pair, optionally broken down by tags
     (read from `task_source`, the task's name or YAML path, default `task_name`)."""
-    tag_frame = select_tags(task_source or task_name, tags, strict_tags, task_name)
-    per_query = per_query_table(results_dir, task_name, metric, split, models)
+    selected = select_tags(task_source or task_name, tags, strict_tags, task_name)
+    per_query = per_query_scores(results_dir, task_name, metric, split, models)
     label = stats.metric_label(metric)
+    intervals: list[dict[str, Any]] = []
+    pairs: list[dict[str, Any]] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        intervals = stats.breakdown(per_query, tag_frame, stats.ci_table, n_resamples=n_resamples,
-                                    confidence=confidence, method=method, seed=seed)
-        pairs = (stats.breakdown(per_query, tag_frame, stats.paired_tests, n_resamples=n_resamples, seed=seed,
-                                 metric=label, method=method) if len(per_query) > 1 else pd.DataFrame())
-        _, power = stats.power_report(per_query, metric=label)
-    n = len(stats.align(per_query))
-    return StatsReport(task_name, metric, intervals, pairs, power, n)
+        aligned = stats.align_scores(per_query)
+        subsets = [("all", per_query)] + (stats.tag_subsets(per_query, selected[1], selected[0]) if selected else [])
+        for subset, scores in subsets:
+            a = aligned if subset == "all" else stats.align_scores(scores)
+            intervals += stats.rows_of(stats.ci_columns(a, n_resamples, confidence, method, seed), subset)  # type: ignore[arg-type]
+            if len(per_query) > 1:
+                cols = stats.pair_columns(a, n_resamples, seed, metric=label, method=method)  # type: ignore[arg-type]
+                pairs += stats.rows_of(cols, subset) if cols else []
+        _, power = stats.power_line(aligned, metric=label)
+    return StatsReport(task_name, metric, intervals, pairs, power, len(aligned.ids))

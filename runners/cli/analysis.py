@@ -52,21 +52,24 @@ def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
     label = metric_label(rep.metric)
     t = Table("subset", "model", "n", label, f"{int(confidence * 100)}% CI",
               title=f"{rep.task} — {label} ({rep.n_queries} queries, {resamples} resamples)")
-    for r in rep.intervals.itertuples():
-        t.add_row(r.subset, r.candidate, str(r.n_queries), fmt4(r.mean), f"[{fmt4(r.ci_low)}, {fmt4(r.ci_high)}]")
+    for r in rep.interval_rows:  # plain rows, not frames: the table format never imports pandas
+        t.add_row(r["subset"], r["candidate"], str(r["n_queries"]), fmt4(r["mean"]),
+                  f"[{fmt4(r['ci_low'])}, {fmt4(r['ci_high'])}]")
     console.print(t)
-    if not rep.pairs.empty:
-        for subset, rows in rep.pairs.groupby("subset", sort=False):
-            console.print(f"[bold]paired tests ({subset})[/]")
-            for r in rows.itertuples():
-                console.print(f"  {r.verdict}  [dim](t-test p={r.p_ttest:.3g}, d_z={r.verdict_dz:+.2f})[/]",
-                              highlight=False)
+    by_subset: dict[str, list[dict[str, Any]]] = {}
+    for r in rep.pair_rows:
+        by_subset.setdefault(r["subset"], []).append(r)
+    for subset, rows in by_subset.items():
+        console.print(f"[bold]paired tests ({subset})[/]")
+        for r in rows:
+            console.print(f"  {r['verdict']}  [dim](t-test p={r['p_ttest']:.3g}, d_z={r['verdict_dz']:+.2f})[/]",
+                          highlight=False)
     console.print(f"[yellow]power:[/] {rep.power}", highlight=False)
 
 
 def _stats_csv(reports: list[Any]) -> str:
     """One table: a row per interval and per pair (`kind`), each with its task, metric and power line."""
-    import pandas as pd
+    import pandas as pd  # lazy: only csv / markdown output need it
 
     frames = []
     for rep in reports:

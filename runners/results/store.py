@@ -29,13 +29,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from custom_tasks.errors import CollectionError
 
 from .locks import FileLock
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SIDE = "private-mteb"
 logger = logging.getLogger(__name__)
@@ -295,6 +296,8 @@ def find_run(results_dir: Path, model_name: str, task_name: str, revision: str |
 def load_per_query(results_dir: Path, model_name: str, task_name: str, metric: str = "ndcg_at_10",
                    split: str = "test", revision: str | None = None, subset: str = "default") -> pd.Series:
     """Per-query scores of one model on one task, indexed by query id."""
+    import pandas as pd  # lazy: the analysis commands read per-query files as dicts (fast start-up)
+
     folder = find_run(results_dir, model_name, task_name, revision)
     if folder is None:
         raise FileNotFoundError(f"no per-query scores for model '{model_name}' on task '{task_name}' in {results_dir}")
@@ -313,6 +316,8 @@ def load_rankings(results_dir: Path, model_name: str, task_name: str, split: str
 
 def list_runs(results_dir: Path) -> pd.DataFrame:
     """One row per (model, revision, task) that has per-query scores."""
+    import pandas as pd  # lazy, as in load_per_query
+
     rows = []
     base = Path(results_dir) / SIDE / "runs"
     for pq in sorted(base.glob("*/*/*/*/per_query_*.json")):
