@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
@@ -19,7 +20,8 @@ class CollectionWarning:
 class Collection:
     """Corpus, queries and graded labels per split.
 
-    corpus:  doc_id -> {"title": str, "text": str}     (title "" when absent, never None)
+    corpus:  doc_id -> {"title": str, "text": str}     (title "" when absent, never None); a dict, or for a
+             large corpus a memory-mapped ``corpus_store.CorpusStore`` with the same read-only Mapping interface
     queries: query_id -> text
     qrels:   split -> query_id -> doc_id -> grade (int >= 0; 2 = answers it, 1 = partly)
     query_tags: query_id -> {tag_name: value}            (e.g. {"source": "llm", "topic": "vpn"})
@@ -28,7 +30,7 @@ class Collection:
     """
 
     name: str
-    corpus: dict[str, dict[str, str]]
+    corpus: Mapping[str, dict[str, str]]
     queries: dict[str, str]
     qrels: dict[str, dict[str, dict[str, int]]]
     query_tags: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -42,9 +44,13 @@ class Collection:
     def content_hash(self) -> str:
         """Stable hash of everything that changes scores; used as the mteb dataset revision."""
         h = hashlib.sha256()
-        for doc_id in sorted(self.corpus):
-            d = self.corpus[doc_id]
-            h.update(json.dumps([doc_id, d.get("title", ""), d["text"]], ensure_ascii=False).encode())
+        streamed = getattr(self.corpus, "update_content_hash", None)
+        if streamed is not None:  # a CorpusStore: the same bytes, streamed in id order from disk
+            streamed(h)
+        else:
+            for doc_id in sorted(self.corpus):
+                d = self.corpus[doc_id]
+                h.update(json.dumps([doc_id, d.get("title", ""), d["text"]], ensure_ascii=False).encode())
         h.update(b"\x00queries")
         for qid in sorted(self.queries):
             h.update(json.dumps([qid, self.queries[qid]], ensure_ascii=False).encode())

@@ -30,6 +30,7 @@ import json
 import os
 from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
 from pathlib import Path
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 import numpy as np
@@ -211,13 +212,16 @@ class CorpusStore(Mapping[str, dict[str, str]]):
         return out
 
     def update_content_hash(self, h: Any) -> None:
-        """Feed ``h`` every document in sorted-id order, byte for byte as ``Collection.content_hash``'s dict loop."""
+        """Feed ``h`` every document in sorted-id order, byte for byte as ``Collection.content_hash``'s dict loop.
+
+        That loop hashes ``json.dumps([id, title, text], ensure_ascii=False)`` per document; for three strings
+        this is ``[`` + the three JSON strings joined by ``, `` + ``]``, built here a chunk at a time.
+        """
         order = np.load(self.folder / "order.npy", mmap_mode="r")
-        dumps = json.dumps
+        enc = encode_basestring
         for start in range(0, self._n, HASH_CHUNK):
             ids, titles, texts = self._take(np.asarray(order[start:start + HASH_CHUNK], dtype=np.int64))
-            for doc_id, title, text in zip(ids, titles, texts):
-                h.update(dumps([doc_id, title, text], ensure_ascii=False).encode())
+            h.update("".join([f"[{enc(i)}, {enc(t)}, {enc(x)}]" for i, t, x in zip(ids, titles, texts)]).encode())
 
     def _take(self, rows: np.ndarray) -> tuple[list[str], list[str], list[str]]:
         """id, title, text lists of the given rows in the given order, gathered batch by batch."""

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from statistics import mean, median
+from fractions import Fraction
+from statistics import mean
 from typing import Any
+
+import numpy as np
 
 from .collection import Collection
 from .config import resolve_task_config
@@ -13,16 +16,23 @@ from .sources import load_collection
 
 def describe(collection: Collection) -> dict[str, Any]:
     """Counts, text lengths (characters and words) and labels per query, per split."""
-    doc_chars = [len(d.get("title", "")) + len(d["text"]) for d in collection.corpus.values()]
-    doc_words = [len(d["text"].split()) + len(d.get("title", "").split()) for d in collection.corpus.values()]
+    n = len(collection.corpus)
+    doc_chars = np.zeros(n, dtype=np.int64)  # two int arrays, not lists of Python ints: a large corpus streams
+    doc_words = np.zeros(n, dtype=np.int64)
+    with_title = 0
+    for i, d in enumerate(collection.corpus.values()):
+        title = d.get("title", "")
+        doc_chars[i] = len(title) + len(d["text"])
+        doc_words[i] = len(d["text"].split()) + len(title.split())
+        with_title += bool(title)
     out: dict[str, Any] = {
-        "documents": len(collection.corpus),
+        "documents": n,
         "queries (all)": len(collection.queries),
-        "documents with title": sum(1 for d in collection.corpus.values() if d.get("title")),
-        "document chars mean": mean(doc_chars) if doc_chars else 0.0,
-        "document chars median": float(median(doc_chars)) if doc_chars else 0.0,
-        "document chars max": max(doc_chars, default=0),
-        "document words mean": mean(doc_words) if doc_words else 0.0,
+        "documents with title": with_title,
+        "document chars mean": _mean(doc_chars),
+        "document chars median": float(np.median(doc_chars)) if n else 0.0,
+        "document chars max": int(doc_chars.max(initial=0)),
+        "document words mean": _mean(doc_words),
     }
     for split in collection.splits:
         qrels = collection.qrels[split]
@@ -52,6 +62,14 @@ def describe(collection: Collection) -> dict[str, Any]:
     for kind, n in sorted(collection.warning_counts().items()):
         out[f"warning: {kind}"] = n
     return out
+
+
+def _mean(values: np.ndarray) -> float | int:
+    """Exactly ``statistics.mean`` of these integers (an int when whole), from the array's exact sum."""
+    if not len(values):
+        return 0.0
+    q = Fraction(int(values.sum()), len(values))
+    return int(q) if q.denominator == 1 else float(q)
 
 
 def collection_stats(name_or_path: str | Path) -> dict[str, Any]:

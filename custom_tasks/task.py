@@ -106,17 +106,24 @@ def per_query_scores(
 
 
 def collection_to_split_data(collection: Collection, splits: Sequence[str]) -> dict[str, Any]:
-    """mteb v2 `RetrievalSplitData` per split; the corpus Dataset is shared between splits."""
+    """mteb v2 `RetrievalSplitData` per split; the corpus Dataset is shared between splits.
+
+    A large corpus (a ``CorpusStore``) is handed over as its memory-mapped Dataset: no Python list of it.
+    """
     from datasets import Dataset
 
-    ids = list(collection.corpus)
-    corpus = Dataset.from_dict(
-        {
-            "id": ids,
-            "title": [collection.corpus[i].get("title") or "" for i in ids],
-            "text": [collection.corpus[i]["text"] for i in ids],
-        }
-    )
+    stored = getattr(collection.corpus, "dataset", None)
+    if stored is not None:
+        corpus = stored()
+    else:
+        ids = list(collection.corpus)
+        corpus = Dataset.from_dict(
+            {
+                "id": ids,
+                "title": [collection.corpus[i].get("title") or "" for i in ids],
+                "text": [collection.corpus[i]["text"] for i in ids],
+            }
+        )
     data: dict[str, Any] = {}
     for split in splits:
         qrels = collection.qrels[split]

@@ -6,6 +6,7 @@ labels, empty splits) are the same for every format and each error can name the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,7 +79,8 @@ class CollectionBuilder:
         self.name = name
         self.wanted = set(splits) if splits else None
         self.requested = list(splits) if splits else None
-        self.corpus: dict[str, dict[str, str]] = {}
+        self.corpus: Mapping[str, dict[str, str]] = {}
+        self._doc_warnings: list[CollectionWarning] | None = None
         self.queries: dict[str, str] = {}
         self.query_tags: dict[str, dict[str, str]] = {}
         self.qrels: dict[str, dict[str, dict[str, int]]] = {}
@@ -106,13 +108,22 @@ class CollectionBuilder:
             raise table.error(loc, "empty document id")
         if doc_id in self._doc_at:
             raise table.error(loc, f"duplicate document id {doc_id!r} ({self._first(table, self._doc_at[doc_id])})")
-        if not text.strip():
-            if not title.strip():
-                raise table.error(loc, f"document {doc_id!r} has empty text and no title")
-            problem = f"document {doc_id!r} has a title but empty text: mteb embeds the title alone"
-            self.warnings.append(_warn("title_only_document", str(table.error(loc, problem)), doc_id))
+        warning = check_doc_text(table, loc, doc_id, title, text)
+        if warning is not None:
+            self.warnings.append(warning)
         self._doc_at[doc_id] = (table, loc)
-        self.corpus[doc_id] = {"title": title, "text": text}
+        self.corpus[doc_id] = {"title": title, "text": text}  # type: ignore[index]
+
+    def use_stored_corpus(self, corpus: Mapping[str, dict[str, str]], warnings: list[CollectionWarning],
+                          doc_warnings: list[CollectionWarning]) -> None:
+        """A corpus validated into a disk store (readers/stored_corpus.py) instead of ``add_doc`` one by one.
+
+        ``warnings``: its title-only warnings (in file order); ``doc_warnings``: what ``collect_warnings``
+        would find in its documents, computed while streaming so they are not searched for again.
+        """
+        self.corpus = corpus
+        self.warnings.extend(warnings)
+        self._doc_warnings = doc_warnings
 
     def add_query(self, table: Table, loc: int, qid: Any, text: str, tags: dict[str, str] | None = None) -> str:
         qid = as_id(qid)
@@ -181,8 +192,42 @@ class CollectionBuilder:
             qrels={s: self.qrels[s] for s in names}, query_tags=self.query_tags,
             spans=self.spans, warnings=list(self.warnings),
         )
-        c.warnings.extend(collect_warnings(c, labelled_elsewhere=self._labelled_any))
+        c.warnings.extend(collect_warnings(c, labelled_elsewhere=self._labelled_any, doc_warnings=self._doc_warnings))
         return c
+
+
+def check_doc_text(table: Table, loc: int, doc_id: str, title: str, text: str) -> IdWarning | None:
+    """Empty text and no title is an error; a title alone is kept with a warning (returned)."""
+    if text.strip():
+        return None
+    if not title.strip():
+        raise table.error(loc, f"document {doc_id!r} has empty text and no title")
+    return title_only_warning(table, loc, doc_id)
+
+
+def title_only_warning(table: Table, loc: int, doc_id: str) -> IdWarning:
+    problem = f"document {doc_id!r} has a title but empty text: mteb embeds the title alone"
+    return _warn("title_only_document", str(table.error(loc, problem)), doc_id)
+
+
+def doc_key_and_tokens(title: str, text: str) -> tuple[tuple[str, str], int]:
+    """The duplicate-text key of a document and its token estimate (``estimate_tokens`` of title + text).
+
+    Title-only documents are told apart by their title, not all lumped together as "same empty text".
+    """
+    words = text.split()
+    key = ("text", " ".join(words)) if words else ("title", " ".join(title.split()))
+    n_words = len(words) + (len(title.split()) if title else 0)
+    return key, int(max(n_words * 1.3, (len(title) + 1 + len(text)) / 4))  # same as estimate_tokens, split once
+
+
+def duplicate_doc_warning(doc_id: str, kind: str, first_id: str) -> IdWarning:
+    return _warn("duplicate_doc_text", f"document {doc_id!r} has the same {kind} as {first_id!r}", doc_id)
+
+
+def long_doc_warning(doc_id: str, n: int) -> IdWarning:
+    return _warn("long_document", f"document {doc_id!r} is about {n} tokens (an estimate: "
+                 f"max(words x 1.3, chars / 4)), over {LONG_DOC_TOKENS}; many embedding models truncate it", doc_id)
 
 
 def estimate_tokens(text: str) -> int:
@@ -191,8 +236,11 @@ def estimate_tokens(text: str) -> int:
 
 
 def collect_warnings(c: Collection, labelled_elsewhere: set[str] | frozenset[str] = frozenset(),
-                     ) -> list[CollectionWarning]:
+                     doc_warnings: list[CollectionWarning] | None = None) -> list[CollectionWarning]:
     """The non-fatal findings (see WARNING_KINDS); in memory only, counted by ``summarize``.
+
+    ``doc_warnings``: the per-document ones (duplicate text, long) when already computed while streaming
+    a large corpus into its store; otherwise they are found here.
 
     ``labelled_elsewhere``: queries labelled in splits the source chose not to load (``splits:``); they
     are left out on purpose, so they get no ``unlabeled_query`` warning.
@@ -213,23 +261,18 @@ def collect_warnings(c: Collection, labelled_elsewhere: set[str] | frozenset[str
             out.append(_warn("query_id_equals_doc_id", f"query id {qid!r} is also a document id: BEIR/mteb "
                              "silently drop such hits when scoring; private-mteb keeps them (set "
                              "`ignore_identical_ids: true` in the task YAML to drop them)", qid))
-    seen_docs: dict[tuple[str, str], str] = {}
-    for doc_id, doc in c.corpus.items():
-        text, title = doc["text"], doc["title"]
-        words = text.split()
-        # title-only documents are told apart by their title, not all lumped together as "same empty text"
-        key = ("text", " ".join(words)) if words else ("title", " ".join(title.split()))
-        if key in seen_docs:
-            out.append(_warn("duplicate_doc_text", f"document {doc_id!r} has the same {key[0]} as "
-                             f"{seen_docs[key]!r}", doc_id))
-        else:
-            seen_docs[key] = doc_id
-        n_words = len(words) + (len(title.split()) if title else 0)
-        n = int(max(n_words * 1.3, (len(title) + 1 + len(text)) / 4))  # same as estimate_tokens, split once
-        if n > LONG_DOC_TOKENS:
-            out.append(_warn("long_document", f"document {doc_id!r} is about {n} tokens (an estimate: "
-                             f"max(words x 1.3, chars / 4)), over {LONG_DOC_TOKENS}; "
-                             "many embedding models truncate it", doc_id))
+    if doc_warnings is not None:
+        out.extend(doc_warnings)
+    else:
+        seen_docs: dict[tuple[str, str], str] = {}
+        for doc_id, doc in c.corpus.items():
+            key, n = doc_key_and_tokens(doc["title"], doc["text"])
+            if key in seen_docs:
+                out.append(duplicate_doc_warning(doc_id, key[0], seen_docs[key]))
+            else:
+                seen_docs[key] = doc_id
+            if n > LONG_DOC_TOKENS:
+                out.append(long_doc_warning(doc_id, n))
     seen: dict[str, str] = {}
     for qid, text in c.queries.items():
         key = " ".join(text.split())

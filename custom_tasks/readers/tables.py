@@ -6,6 +6,7 @@ Also home of the row loaders that beir, trec and evalset share, so every format 
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from ..collection import Collection
@@ -21,21 +22,40 @@ def tag_value(value: Any) -> str:
     return as_id(value) if isinstance(value, float) else as_text(value)
 
 
-def load_corpus(b: CollectionBuilder, t: Table, doc_id: str, title: str, text: str) -> None:
-    """Add every row of a corpus table; title is optional, and text may be missing when a title is there.
+def corpus_rows(t: Table, doc_id: str, title: str, text: str) -> Iterator[tuple[int, Any, str, str]]:
+    """(loc, raw id, title, text) of every corpus row, streamed, with the field checks every path shares.
 
-    BEIR corpora hold title-only documents and mteb embeds them (title + text), so they are kept with a
-    warning; a JSONL corpus where *no* row has the text field is a column-mapping mistake, not a corpus of titles.
+    Title is optional, and text may be missing when a title is there: BEIR corpora hold title-only documents
+    and mteb embeds them (title + text); a JSONL corpus where *no* row has the text field is a column-mapping
+    mistake, not a corpus of titles (reported at the first row, as soon as a first row lacks the field).
     """
     t.require_columns([doc_id, text])
-    if t.columns is None and t.rows and not t.has_column(text):
-        t.get(*t.rows[0], text)  # raises: missing field, naming the fields found
+    text_seen = t.columns is not None
+    first: tuple[int, dict[str, Any]] | None = None
     for loc, row in t.rows:
+        first = first or (loc, row)
+        if text in row:
+            text_seen = True
+        elif not text_seen:
+            if not t.has_column(text):  # one more pass over the file, only when the first rows lack it
+                t.get(*first, text)  # raises: missing field, naming the fields found
+            text_seen = True
         did = t.get(loc, row, doc_id)
         title_s = as_str(t, loc, row.get(title), "document", did, title)
         if text not in row and not title_s.strip():
             t.get(loc, row, text)  # raises: no text and no title
-        b.add_doc(t, loc, did, title_s, as_str(t, loc, row.get(text), "document", did, text))
+        yield loc, did, title_s, as_str(t, loc, row.get(text), "document", did, text)
+
+
+def load_corpus(b: CollectionBuilder, t: Table, doc_id: str, title: str, text: str) -> None:
+    """Add every row of a corpus table; a large one is validated into a disk store (``stored_corpus``)."""
+    from .stored_corpus import load_corpus_stored, wants_store
+
+    if wants_store(t.path):
+        load_corpus_stored(b, t, doc_id, title, text)
+        return
+    for loc, did, title_s, text_s in corpus_rows(t, doc_id, title, text):
+        b.add_doc(t, loc, did, title_s, text_s)
 
 
 def load_queries(b: CollectionBuilder, t: Table, query_id: str, text: str, tag_columns: list[str]) -> None:

@@ -1,0 +1,137 @@
+"""A large corpus validated straight into a ``CorpusStore`` (streaming), or the cached store reused.
+
+Same checks and the same one-line errors as ``CollectionBuilder.add_doc`` (shared code in ``validate``), but
+no per-document Python object survives a row: duplicate ids are found from sorted 64-bit hashes on disk
+(confirmed on the real ids), duplicate texts likewise, and the per-document warnings are computed while
+streaming and kept in the store's ``meta.json``, so a later run neither rereads the file nor rescans the corpus.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from ..collection import CollectionWarning
+from ..corpus_store import FORMAT_VERSION, MIN_BYTES, MIN_DOCS_ENV, CorpusStore, cache_root, min_docs
+from ..corpus_store_writer import InvalidText, StoreWriter
+from ..errors import CollectionError
+from ..validate import (LONG_DOC_TOKENS, CollectionBuilder, check_doc_text, doc_key_and_tokens,
+                        duplicate_doc_warning, long_doc_warning, title_only_warning)
+from ._io import Table, as_id, count_rows_upper_bound, display_path
+from .tables import corpus_rows
+
+
+def wants_store(path: Path) -> bool:
+    """True above the thresholds (``corpus_store.MIN_DOCS`` rows or ``MIN_BYTES``; the env var overrides)."""
+    try:
+        size = Path(path).stat().st_size
+    except OSError:
+        return False
+    if os.environ.get(MIN_DOCS_ENV) is None and size > MIN_BYTES:
+        return True
+    limit = min_docs()
+    return limit <= 0 or count_rows_upper_bound(Path(path)) > limit
+
+
+def store_folder(t: Table, columns: tuple[str, str, str]) -> Path:
+    """Cache folder of this file + column mapping: path, size and mtime say whether the file changed."""
+    st = t.path.stat()
+    key = json.dumps([str(t.path.resolve()), st.st_size, st.st_mtime_ns, t.kind, t.encoding, *columns,
+                      FORMAT_VERSION])
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in t.path.stem)[:40]
+    return cache_root() / f"{safe}-{hashlib.sha256(key.encode()).hexdigest()[:20]}"
+
+
+def load_corpus_stored(b: CollectionBuilder, t: Table, doc_id: str, title: str, text: str) -> None:
+    """Validate ``t`` into its store (or reuse a complete one) and hand it to the builder."""
+    folder = store_folder(t, (doc_id, title, text))
+    store = CorpusStore.open_valid(folder)
+    if store is None:
+        try:
+            store = _build(t, folder, doc_id, title, text)
+        except OSError as e:
+            raise CollectionError(display_path(folder), f"cannot write the corpus cache ({e.strerror or e}): "
+                                  f"set PRIVATE_MTEB_CORPUS_CACHE to a writable folder with free space") from None
+    warnings: list[CollectionWarning] = [title_only_warning(t, loc, did) for loc, did in store.meta["title_only"]]
+    b.use_stored_corpus(store, warnings, [_doc_warning(w) for w in store.meta["doc_warnings"]])
+
+
+def _doc_warning(entry: list[Any]) -> CollectionWarning:
+    if entry[0] == "dup":
+        return duplicate_doc_warning(entry[1], entry[2], entry[3])
+    return long_doc_warning(entry[1], entry[2])
+
+
+def _build(t: Table, folder: Path, doc_id: str, title: str, text: str) -> CorpusStore:
+    writer = StoreWriter(folder, count_rows_upper_bound(t.path))
+    committed = False
+    try:
+        title_only, long_docs = _stream(t, writer, doc_id, title, text)
+        dup = writer.first_duplicate()
+        if dup is not None:
+            raise _duplicate_error(t, dup)
+        entries = sorted([(row, 0, ["dup", *rest]) for row, rest in _duplicate_texts(writer)]
+                         + [(row, 1, ["long", did, n]) for row, did, n in long_docs])
+        meta = {"source": str(t.path), "title_only": title_only, "doc_warnings": [e for _, _, e in entries]}
+        store = writer.commit(meta)
+        committed = True
+        return store
+    finally:
+        if not committed:
+            writer.discard()
+
+
+def _stream(t: Table, writer: StoreWriter, doc_id: str, title: str, text: str,
+            ) -> tuple[list[tuple[int, str]], list[tuple[int, str, int]]]:
+    """Every row into the writer; the checks of ``add_doc`` in its order (a repeated id wins over later errors)."""
+    title_only: list[tuple[int, str]] = []
+    long_docs: list[tuple[int, str, int]] = []
+    row = 0
+    try:
+        for loc, raw_id, title_s, text_s in corpus_rows(t, doc_id, title, text):
+            did = as_id(raw_id)
+            if not did:
+                raise t.error(loc, "empty document id")
+            key, n = doc_key_and_tokens(title_s, text_s)
+            writer.add(loc, did, title_s, text_s, hash(key))
+            if check_doc_text(t, loc, did, title_s, text_s) is not None:
+                title_only.append((loc, did))
+            if n > LONG_DOC_TOKENS:
+                long_docs.append((row, did, n))
+            row += 1
+    except InvalidText as e:
+        raise t.error(e.row, "a document holds a lone UTF-16 surrogate (an escape such as \\ud800 without its "
+                             "pair), which is not valid text: fix the export") from None
+    except CollectionError:
+        dup = writer.first_duplicate()  # the old reader stopped at the first repeated id if it came earlier
+        if dup is not None:
+            raise _duplicate_error(t, dup) from None
+        raise
+    return title_only, long_docs
+
+
+def _duplicate_error(t: Table, dup: tuple[int, int, str]) -> CollectionError:
+    first_loc, loc, did = dup
+    return t.error(loc, f"duplicate document id {did!r} (first at {t.where(first_loc)})")
+
+
+def _duplicate_texts(writer: StoreWriter) -> list[tuple[int, list[str]]]:
+    """(row, [id, 'text' or 'title', first id]) for documents repeating an earlier one's text (confirmed)."""
+    out: list[tuple[int, list[str]]] = []
+    table: pa.Table | None = None
+    for rows in writer.key_groups():
+        table = table if table is not None else writer.table()
+        first: dict[tuple[str, str], str] = {}
+        for row in rows:
+            doc = table.slice(row, 1).to_pylist()[0]
+            key, _ = doc_key_and_tokens(doc["title"], doc["text"])
+            if key in first:
+                out.append((row, [doc["id"], key[0], first[key]]))
+            else:
+                first[key] = doc["id"]
+    return out
