@@ -2,7 +2,8 @@
 
 Ray binds to the machine's external interface unless confined, so everything Ray (head node, second
 node, the driver command) runs inside `unshare -n` with only loopback up, and in a new PID namespace:
-`ray stop` then sees only this cluster's processes, and whatever is left dies with the namespace.
+`ray stop` then sees only this cluster's processes, and whatever is left dies with the namespace
+(also when the caller kills `unshare` on a timeout: `--kill-child`).
 Used by tests/test_ray.py and benchmarks/bench_ray.py; never start Ray outside such a namespace.
 """
 
@@ -62,7 +63,7 @@ def run_in_cluster(command: str, *, port: int = PORT, timeout: float = 900, capt
     """
     tmp = tempfile.mkdtemp(prefix="rayt-")  # short: Ray's socket paths live under it
     try:
-        return subprocess.run(["unshare", "-n", "-p", "-f", "--mount-proc", "bash", "-c",
+        return subprocess.run(["unshare", "-n", "-p", "-f", "--kill-child", "--mount-proc", "bash", "-c",
                                _script(command, tmp, port, object_store_bytes)],
                               cwd=REPO, capture_output=capture, text=True, timeout=timeout)
     finally:
