@@ -147,3 +147,26 @@ def test_ann_from_blocks_equals_in_memory_index(tiny_task, tmp_path, kind, monke
     for qid in res_a:
         assert list(res_a[qid].items()) == list(res_b[qid].items())
     assert agr_a["per_query"] == agr_b["per_query"]
+
+
+def test_merge_skips_only_pushes_that_change_nothing():
+    """The prefix-skipping merge leaves every heap exactly as mteb's push-everything loop, ties included."""
+    import heapq
+
+    rng = np.random.default_rng(3)
+    qmap = {i: f"q{i % 5}" for i in range(6)}  # a repeated query id shares one heap, as in mteb
+    for top_k in (0, 1, 4, 9):
+        ours = {q: [] for q in qmap.values()}
+        ref = {q: [] for q in qmap.values()}
+        for block in range(6):
+            values = np.sort(rng.integers(0, 6, size=(6, 10)).astype(np.float32) / 5, axis=1)[:, ::-1]
+            if block == 2:
+                values[1, :2] = np.nan  # topk puts NaN first
+            idx = np.stack([rng.permutation(10) for _ in range(6)])
+            ids = [f"d{block}-{j}" for j in rng.permutation(10)]
+            LargeCorpusSearch._merge(ours, qmap, idx, values.copy(), ids, top_k)
+            for q_idx, qid in qmap.items():
+                for i, score in zip(idx[q_idx].tolist(), values[q_idx].tolist()):
+                    item = (score, ids[i])
+                    heapq.heappush(ref[qid], item) if len(ref[qid]) < top_k else heapq.heappushpop(ref[qid], item)
+        assert repr(ours) == repr(ref)  # repr: NaN != NaN, but prints the same

@@ -16,6 +16,8 @@ import heapq
 import logging
 from typing import Any
 
+import numpy as np
+
 from mteb.models.search_wrappers import SearchEncoderWrapper
 
 from ..search.counts import CountsFromInner
@@ -70,14 +72,31 @@ class LargeCorpusSearch(CountsFromInner, SearchEncoderWrapper):
                                        hf_subset=hf_subset, encode_kwargs=dict(encode_kwargs))
                 scores = torch.as_tensor(self.model.similarity(query_embeddings, vectors))
                 values, idx = torch.topk(scores, min(top_k + MTEB_K_OFFSET, scores.shape[1]), dim=1, largest=True)
-                idx_list, val_list = idx.cpu().tolist(), values.cpu().tolist()
+                self._merge(heaps, query_idx_to_id, idx.cpu().numpy(), values.cpu().numpy(), block.ids, top_k)
                 del vectors, scores, values, idx
-                ids = block.ids
-                for q_idx, qid in query_idx_to_id.items():
-                    heap = heaps[qid]
-                    for i, score in zip(idx_list[q_idx], val_list[q_idx], strict=True):
-                        if len(heap) < top_k:
-                            heapq.heappush(heap, (score, ids[i]))
-                        else:
-                            heapq.heappushpop(heap, (score, ids[i]))
         return heaps
+
+    @staticmethod
+    def _merge(heaps: dict[str, list[tuple[float, str]]], query_idx_to_id: dict[int, str], idx: Any, values: Any,
+               ids: list[str], top_k: int) -> None:
+        """mteb's heap updates, skipping only the pushes that cannot change a heap.
+
+        Once a heap is full, `heappushpop` of an item below its smallest score returns the item untouched;
+        topk's values are sorted, so per query only a prefix of the candidates can enter.
+        """
+        floor = np.full(len(values), -np.inf)
+        for q_idx, qid in query_idx_to_id.items():
+            if top_k and len(heaps[qid]) >= top_k:
+                floor[q_idx] = heaps[qid][0][0]
+        below = values.astype(np.float64) < floor[:, None]  # NaN (sorted first by topk) is never below
+        passing = np.where(below.any(axis=1), below.argmax(axis=1), values.shape[1])
+        for q_idx, qid in query_idx_to_id.items():
+            n = int(passing[q_idx])
+            if not n:
+                continue
+            heap = heaps[qid]
+            for i, score in zip(idx[q_idx, :n].tolist(), values[q_idx, :n].tolist(), strict=True):
+                if len(heap) < top_k:
+                    heapq.heappush(heap, (score, ids[i]))
+                else:
+                    heapq.heappushpop(heap, (score, ids[i]))

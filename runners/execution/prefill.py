@@ -78,6 +78,7 @@ def encode_block(model: CachedEncoder, block: DocumentBlock, *, task_metadata: A
             missing = np.flatnonzero(shard_of < 0)
             if len(missing):
                 rows = np.sort(first[missing])  # first occurrences, in corpus order, as CachedEncoder.encode
+                rows = longest_first(rows, block.texts)
                 new = _encode_missing(model, block, rows, batch_size, dict(
                     task_metadata=task_metadata, hf_split=hf_split, hf_subset=hf_subset,
                     prompt_type=prompt_type, **encode_kwargs))
@@ -98,6 +99,16 @@ def block_vectors(model: CachedEncoder) -> Any:
         return encode_block(model, read_block(corpus, start, stop), **kwargs)
 
     return fetch
+
+
+def longest_first(rows: np.ndarray, texts: list[str]) -> np.ndarray:
+    """`rows` in the order `CachedEncoder._encode_rows` encodes them (longest text first, stable).
+
+    Handing it rows already in that order leaves its own sort the identity and every chunk a contiguous
+    slice of the dataset, which `datasets` reads without an indices mapping (about 2.5x less per row).
+    """
+    lengths = np.fromiter((len(texts[i]) for i in rows.tolist()), dtype=np.int64, count=len(rows))
+    return rows[np.argsort(-lengths, kind="stable")]
 
 
 def _encode_missing(model: CachedEncoder, block: DocumentBlock, rows: np.ndarray, batch_size: int,
