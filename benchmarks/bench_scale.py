@@ -70,9 +70,13 @@ def write_config(folder: Path, task_yaml: Path) -> Path:
 
 
 def run_child(cfg: Path, mode: str) -> dict[str, float]:
-    """Run the benchmark in a fresh process; sample its RssAnon; return its figures."""
+    """Run the benchmark in a fresh process; sample its RssAnon; return its figures.
+
+    The disk-backed corpus store of large collections goes next to the config (a cold run writes it,
+    the warm run opens it), so nothing outlives the temporary folder.
+    """
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false"}
+           "TOKENIZERS_PARALLELISM": "false", "PRIVATE_MTEB_CORPUS_CACHE": str(cfg.parent / "corpora")}
     proc = subprocess.Popen([sys.executable, "-c", CHILD, str(cfg), mode], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     peak_anon = 0
@@ -110,6 +114,7 @@ def main() -> None:
     args = ap.parse_args()
     print(f"{'docs':>9} {'cold s':>8} {'warm s':>8} {'encode s':>9} {'non-enc s/M (cold)':>19} "
           f"{'non-enc s/M (warm)':>19} {'peak RssAnon cold MB':>21} {'warm MB':>8}  nDCG@10")
+    peaks: dict[int, tuple[float, float]] = {}
     for n in args.docs:
         with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
             folder = Path(tmp)
@@ -123,6 +128,11 @@ def main() -> None:
                   f"{cold['peak_rss_anon_mb']:>21.0f} {warm['peak_rss_anon_mb']:>8.0f}  "
                   f"{cold['ndcg_at_10']:.4f}{'' if cold['ndcg_at_10'] == warm['ndcg_at_10'] else ' (warm differs!)'}",
                   flush=True)
+            peaks[n] = (cold["peak_rss_anon_mb"], warm["peak_rss_anon_mb"])
+    if len(peaks) > 1:
+        small, large = min(peaks), max(peaks)
+        print(f"peak RssAnon {large:,} / {small:,} documents: cold {peaks[large][0] / peaks[small][0]:.2f}x, "
+              f"warm {peaks[large][1] / peaks[small][1]:.2f}x")
 
 
 if __name__ == "__main__":
