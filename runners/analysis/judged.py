@@ -182,9 +182,9 @@ def judged_line(rep: JudgedReport, k: int = 10) -> str:
 
 def task_collection(entry: str, bench: BenchmarkConfig | None = None) -> Collection:
     """The collection (with any imported labels) of a benchmark's task entry (name or YAML path)."""
+    cfg = task_config_for(entry, bench)  # first: a public task (not found) never imports the readers
     from custom_tasks.sources import load_collection  # lazy: only tasks that need their labels read them
 
-    cfg = task_config_for(entry, bench)
     return load_collection(cfg.source, cfg.base_dir, cfg.name)
 
 
