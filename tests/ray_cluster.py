@@ -9,6 +9,7 @@ Used by tests/test_ray.py and benchmarks/bench_ray.py; never start Ray outside s
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import shlex
@@ -22,16 +23,24 @@ REPO = Path(__file__).resolve().parent.parent
 PORT = 6391
 
 
+@functools.lru_cache(maxsize=1)
 def why_not() -> str:
     """Why a cluster cannot be started here ('' when it can)."""
     if importlib.util.find_spec("ray") is None:
         return "ray is not installed (pip install 'private-mteb[ray]')"
-    if os.geteuid() != 0:
-        return "needs root for unshare -n (a private network namespace)"
     for tool in ("unshare", "ip"):
         if shutil.which(tool) is None:
             return f"needs '{tool}' (apt-get install util-linux iproute2)"
+    probe = subprocess.run(["unshare", *_flags(), "true"], capture_output=True, timeout=30)
+    if probe.returncode != 0:
+        return ("needs root, or unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1), "
+                "for unshare -n (a private network namespace)")
     return ""
+
+
+def _flags() -> list[str]:
+    """Network + PID namespace; a non-root user also gets a user namespace where it is root (`-r`)."""
+    return ["-n", "-p", "-f", "--kill-child", "--mount-proc"] + ([] if os.geteuid() == 0 else ["-r"])
 
 
 def _script(command: str, tmp: str, port: int, object_store_bytes: int) -> str:
@@ -63,7 +72,7 @@ def run_in_cluster(command: str, *, port: int = PORT, timeout: float = 900, capt
     """
     tmp = tempfile.mkdtemp(prefix="rayt-")  # short: Ray's socket paths live under it
     try:
-        return subprocess.run(["unshare", "-n", "-p", "-f", "--kill-child", "--mount-proc", "bash", "-c",
+        return subprocess.run(["unshare", *_flags(), "bash", "-c",
                                _script(command, tmp, port, object_store_bytes)],
                               cwd=REPO, capture_output=capture, text=True, timeout=timeout)
     finally:
