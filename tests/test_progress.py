@@ -91,6 +91,35 @@ def test_cached_encoder_reports_chunks_and_keeps_vectors(tmp_path):
     assert rec.calls == []
 
 
+def test_shared_encoder_reports_to_the_run_in_progress(tmp_path):
+    """No progress set on the encoder (experiments share one): passes go to the run's, never to a stale one."""
+    from datasets import Dataset
+    from mteb.types import PromptType
+    from torch.utils.data import DataLoader
+
+    from custom_tasks.mteb_private import custom_collate_fn
+    from runners.execution.embedding_cache import CachedEncoder, EmbeddingStore
+    from runners.execution.progress import current_progress, reporting_to
+    from runners.execution.synthetic import make_encoder
+
+    enc = CachedEncoder(make_encoder(dim=8), EmbeddingStore(tmp_path / "store"))
+    meta = type("Meta", (), {"name": "T", "prompt": None})()
+
+    def encode(texts: list[str]) -> None:
+        loader = DataLoader(Dataset.from_dict({"text": texts}), batch_size=2, collate_fn=custom_collate_fn())
+        enc.encode(loader, task_metadata=meta, hf_split="test", hf_subset="default", prompt_type=PromptType.query)
+
+    first, second = Recorder(), Recorder()
+    with reporting_to(first):
+        encode(["a", "b", "c"])
+    with reporting_to(second):
+        encode(["c", "d"])
+    encode(["e"])  # outside any run: nobody is told
+    assert first.calls == [("start", "T queries", 3), ("advance", 3), ("finish",)]
+    assert second.calls == [("start", "T queries", 1), ("advance", 1), ("finish",)]
+    assert type(current_progress()).__name__ == "NullProgress"
+
+
 def test_plain_lines_for_a_long_pass_and_summary():
     from rich.console import Console
     from rich.progress import Progress
@@ -118,12 +147,15 @@ def test_quiet_foreign_bars_restores_library_state():
 
     from runners.execution.progress import quiet_foreign_bars
 
+    from transformers.utils import logging as hf_logging
+
     before = bm25s.tokenization.tqdm
-    assert datasets.is_progress_bar_enabled()
+    assert datasets.is_progress_bar_enabled() and hf_logging.is_progress_bar_enabled()
     with quiet_foreign_bars():
-        assert not datasets.is_progress_bar_enabled()
+        assert not datasets.is_progress_bar_enabled() and not hf_logging.is_progress_bar_enabled()
         assert bm25s.tokenization.tqdm([1, 2]).disable
-    assert datasets.is_progress_bar_enabled() and bm25s.tokenization.tqdm is before
+    assert datasets.is_progress_bar_enabled() and hf_logging.is_progress_bar_enabled()
+    assert bm25s.tokenization.tqdm is before
     with quiet_foreign_bars(enabled=False):
         assert datasets.is_progress_bar_enabled()
 

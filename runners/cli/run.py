@@ -45,6 +45,7 @@ def run(
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from ..config.benchmark import BenchmarkConfig
+    from ..execution.progress import quiet_foreign_bars
     from ..execution.run import candidates_for, run_benchmark
     from ..execution.tasks import check_tasks, load_task
     from .common import EXIT_BAD_INPUT, err_console
@@ -85,8 +86,9 @@ def run(
                     progress.console.print(f"  done: {label} on {task}{counts}{speed}", highlight=False,
                                            markup=False)
 
-        records = run_benchmark(cfg, force=force, on_step=on_step, candidates=cands, tasks=tasks,
-                                show_progress=False, progress=encode_progress)
+        with quiet_foreign_bars():  # model loading, Ray pre-encoding, mteb: only our bars
+            records = run_benchmark(cfg, force=force, on_step=on_step, candidates=cands, tasks=tasks,
+                                    show_progress=False, progress=encode_progress)
         progress.update(bar, description="benchmark")
     failed = [r for r in records if r.status == "failed"]
     if as_json:

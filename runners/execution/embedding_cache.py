@@ -22,7 +22,7 @@ from custom_tasks.mteb_private import custom_collate_fn
 
 from ..results.store import env_faults, model_dir_name
 from .identity import weights_fingerprint
-from .progress import NO_PROGRESS, EncodeProgress, encoding
+from .progress import EncodeProgress, encoding
 from .vector_store import VectorStore
 
 _KEY_BYTES = 16
@@ -41,7 +41,7 @@ class CachedEncoder:
     """Wraps an mteb encoder; encodes only texts not already in the store.
 
     Counts `encoded` and `reused` texts so benchmarks can show that shared text is encoded once;
-    reports each encode pass to `progress` (set by the runner; a no-op by default) under `label`.
+    reports each encode pass under `label` to `progress` if set, else to the run's (progress.current_progress).
     """
 
     def __init__(self, model: Any, store: EmbeddingStore, variant: str = "", label: str = "") -> None:
@@ -49,7 +49,7 @@ class CachedEncoder:
         self.store = store
         self.variant = variant
         self.label = label
-        self.progress: EncodeProgress = NO_PROGRESS
+        self.progress: EncodeProgress | None = None
         self.encoded = 0
         self.reused = 0
 

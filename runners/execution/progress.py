@@ -10,7 +10,9 @@ texts (`CachedEncoder.encode`, the Ray engine, a bulk prefill) reports through `
 
 Only texts actually encoded are counted (cache hits are not), so texts/s is the model's real speed.
 A pass may be started with total=0 and never advanced. `NO_PROGRESS` is the default: it does nothing.
-The UI implementation (a rich bar on a terminal, plain lines otherwise) lives in `runners/cli/`, which
+Encoders reach the progress of the run they serve through `current_progress()`, which `reporting_to(p)`
+sets for the duration of a block (a context variable): an encoder shared by several candidates or runs
+(experiments share one per model) never keeps a stale UI object. The UI implementation (a rich bar on a terminal, plain lines otherwise) lives in `runners/cli/`, which
 owns the console; execution code only ever sees this protocol. `encoding(progress, label, total)` is the
 context-manager form that guarantees `finish()`.
 """
@@ -18,6 +20,7 @@ context-manager form that guarantees `finish()`.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import sys
 from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
@@ -48,12 +51,31 @@ class NullProgress:
 
 
 NO_PROGRESS: EncodeProgress = NullProgress()
+_CURRENT: contextvars.ContextVar[EncodeProgress] = contextvars.ContextVar("encode_progress", default=NO_PROGRESS)
+
+
+def current_progress() -> EncodeProgress:
+    """The progress of the run in this context (`NO_PROGRESS` outside `reporting_to`)."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def reporting_to(progress: EncodeProgress | None) -> Iterator[None]:
+    """Encode passes inside this block report to `progress` (None: leave the current one)."""
+    if progress is None:
+        yield
+        return
+    token = _CURRENT.set(progress)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
 
 
 @contextlib.contextmanager
 def encoding(progress: EncodeProgress | None, label: str, total: int) -> Iterator[EncodeProgress]:
     """`start` now, `finish` on the way out whatever happens; yields the progress to `advance`."""
-    progress = progress or NO_PROGRESS
+    progress = progress or current_progress()
     progress.start(label, total)
     try:
         yield progress
@@ -73,11 +95,11 @@ def _forced_off(tqdm_cls: Any) -> Any:
 
 @contextlib.contextmanager
 def quiet_foreign_bars(enabled: bool = True) -> Iterator[None]:
-    """Silence the progress bars of datasets, huggingface_hub and bm25s for the duration; restore after.
+    """Silence the progress bars of datasets, huggingface_hub, transformers and bm25s for now; restore after.
 
     mteb's and sentence-transformers' bars are turned off through `show_progress_bar=False` by the caller
     (mteb.evaluate and encode_kwargs). mteb calls bm25s without a `show_progress` argument, so bm25s'
-    module-level `tqdm` names are swapped for a disabled one (only modules already imported, only here).
+    module-level `tqdm` names are swapped for a disabled one, and put back on the way out.
     """
     if not enabled:
         yield
@@ -90,6 +112,15 @@ def quiet_foreign_bars(enabled: bool = True) -> Iterator[None]:
             if datasets.is_progress_bar_enabled():
                 datasets.disable_progress_bars()
                 stack.callback(datasets.enable_progress_bars)
+        except ImportError:
+            pass
+        try:
+            from transformers.utils import logging as hf_logging  # "Loading weights" while a model loads;
+            # first: on import it copies huggingface_hub's switch, which must still be on then
+
+            if hf_logging.is_progress_bar_enabled():
+                hf_logging.disable_progress_bar()
+                stack.callback(hf_logging.enable_progress_bar)
         except ImportError:
             pass
         try:

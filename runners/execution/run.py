@@ -39,11 +39,11 @@ from ..results.store import (
     task_result_path,
 )
 from .candidates import Candidate, candidate_from_spec
-from .embedding_cache import CachedEncoder, wrap_cache
+from .embedding_cache import wrap_cache
 from .experiments import candidates_from_experiments, chunk_level_runs
 from .identity import changed_parts, run_identity
 from .large_corpus import search_model_for
-from .progress import EncodeProgress, quiet_foreign_bars
+from .progress import EncodeProgress, quiet_foreign_bars, reporting_to
 from .tasks import load_task, task_revision
 
 SUMMARY_METRICS = ["ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_10", "recall_at_100"]
@@ -122,7 +122,8 @@ def task_lock(results_dir: Path, cand: Candidate, task: Any) -> FileLock:
 
 
 def evaluate_one(model: Any, cand: Candidate, task: Any, results_dir: Path, encode_kwargs: dict[str, Any],
-                 keep_top_k: int = 100, show_progress: bool = True, identity: dict[str, Any] | None = None) -> None:
+                 keep_top_k: int = 100, show_progress: bool = True, identity: dict[str, Any] | None = None,
+                 progress: EncodeProgress | None = None) -> None:
     """Run mteb.evaluate into a staging folder, then publish sidecars, identity.json and the TaskResult atomically."""
     import mteb  # lazy: analysis commands import this package's siblings without torch
 
@@ -134,7 +135,7 @@ def evaluate_one(model: Any, cand: Candidate, task: Any, results_dir: Path, enco
     with env_faults(results_dir):
         stage_lock.acquire()
     try:
-        with env_faults(stage), quiet_foreign_bars(not show_progress):
+        with env_faults(stage), quiet_foreign_bars(not show_progress), reporting_to(progress):
             mteb.evaluate(model, task, cache=mteb.ResultCache(stage), overwrite_strategy="always",
                           encode_kwargs=dict(encode_kwargs), show_progress_bar=show_progress)
         _publish(cand, task, results_dir, stage, keep_top_k, identity)
@@ -226,14 +227,12 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                 if model is None:
                     try:
                         model = wrap_cache(cand.load(), cand, cfg.cache_path)
-                        if progress is not None and isinstance(model, CachedEncoder):
-                            model.progress = progress
                         if cfg.encode.engine == "ray":  # fill the cache on the cluster; mteb then finds hits
                             from .ray_encode import ray_pre_encode
 
                             ray_pre_encode(model, cand.load, tasks, address=cfg.encode.address,
                                            actors=cfg.encode.actors, batch_size=cfg.encode.ray_batch_size,
-                                           model_batch_size=cfg.encode.batch_size)
+                                           model_batch_size=cfg.encode.batch_size, progress=progress)
                     except BaseException as e:  # noqa: BLE001 - one bad model must not stop the others
                         if _fatal(e):
                             raise
@@ -245,7 +244,7 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                 t0 = time.perf_counter()
                 try:
                     evaluate_one(search_model_for(model, task, cfg.encode.large_corpus_docs), cand, task,
-                                 results_dir, encode_kwargs, cfg.keep_top_k, show_progress, identity)
+                                 results_dir, encode_kwargs, cfg.keep_top_k, show_progress, identity, progress)
                     scores = read_scores(results_dir, cand, name, task.eval_splits[0])
                 except BaseException as e:  # noqa: BLE001 - a crash on one task fails that (candidate, task) only
                     if _fatal(e):
@@ -259,7 +258,8 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
             if on_step:
                 on_step("done", cand.label, name, records[-1])
     if any(isinstance(e, dict) and e.get("score") == "chunk" for e in cfg.experiments):
-        records += run_chunk_level(cfg, tasks, force=force, show_progress=show_progress, on_step=on_step)
+        records += run_chunk_level(cfg, tasks, force=force, show_progress=show_progress, on_step=on_step,
+                                   progress=progress)
     return records
 
 
