@@ -26,11 +26,14 @@ The writer is ``corpus_store_writer.py``.
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
-from pathlib import Path
+from itertools import islice
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from operator import itemgetter
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,6 +48,7 @@ MIN_BYTES = 100 * 2**20
 MIN_DOCS_ENV = "PRIVATE_MTEB_STORE_MIN_DOCS"
 SCHEMA = pa.schema([("id", pa.string()), ("title", pa.string()), ("text", pa.string())])
 HASH_CHUNK = 16_384  # documents per step of the content hash (bounded Python objects)
+SORT_SEGMENT = 1 << 18  # order.npy sorts ids within segments of this many rows; the hash merges them
 
 _FNV_OFFSET, _FNV_PRIME, _MASK = 0xCBF29CE484222325, 0x100000001B3, (1 << 64) - 1
 
@@ -106,6 +110,10 @@ class CorpusStore(Mapping[str, dict[str, str]]):
         self._index = (np.memmap(self.folder / "index.u64", dtype=np.uint64, mode="r") if self._n
                        else np.zeros(0, np.uint64))
         self._dataset: Any = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its folder (a worker process maps the same files), never as the data."""
+        return (CorpusStore, (self.folder,))
 
     @classmethod
     def open_valid(cls, folder: Path) -> CorpusStore | None:
@@ -215,13 +223,21 @@ class CorpusStore(Mapping[str, dict[str, str]]):
         """Feed ``h`` every document in sorted-id order, byte for byte as ``Collection.content_hash``'s dict loop.
 
         That loop hashes ``json.dumps([id, title, text], ensure_ascii=False)`` per document; for three strings
-        this is ``[`` + the three JSON strings joined by ``, `` + ``]``, built here a chunk at a time.
+        this is ``[`` + the three JSON strings joined by ``, `` + ``]``. ``order.npy`` holds the rows sorted per
+        segment (Arrow's byte order of UTF-8 is Python's code-point order); segments are merged here.
         """
         order = np.load(self.folder / "order.npy", mmap_mode="r")
+        bounds = [(lo, min(lo + SORT_SEGMENT, self._n)) for lo in range(0, self._n, SORT_SEGMENT)]
+        chunk = max(1024, HASH_CHUNK // max(1, len(bounds)))
+        streams = [self._sorted_docs(order, lo, hi, chunk) for lo, hi in bounds]
+        docs = streams[0] if len(streams) == 1 else heapq.merge(*streams, key=itemgetter(0))
         enc = encode_basestring
-        for start in range(0, self._n, HASH_CHUNK):
-            ids, titles, texts = self._take(np.asarray(order[start:start + HASH_CHUNK], dtype=np.int64))
-            h.update("".join([f"[{enc(i)}, {enc(t)}, {enc(x)}]" for i, t, x in zip(ids, titles, texts)]).encode())
+        while part := list(islice(docs, HASH_CHUNK)):
+            h.update("".join([f"[{enc(i)}, {enc(t)}, {enc(x)}]" for i, t, x in part]).encode())
+
+    def _sorted_docs(self, order: np.ndarray, lo: int, hi: int, chunk: int) -> Iterator[tuple[str, str, str]]:
+        for start in range(lo, hi, chunk):
+            yield from zip(*self._take(np.asarray(order[start:min(start + chunk, hi)], dtype=np.int64)))
 
     def _take(self, rows: np.ndarray) -> tuple[list[str], list[str], list[str]]:
         """id, title, text lists of the given rows in the given order, gathered batch by batch."""

@@ -20,9 +20,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .corpus_store import FORMAT_VERSION, SCHEMA, CorpusStore, hash_ids
+from .corpus_store import FORMAT_VERSION, SCHEMA, SORT_SEGMENT, CorpusStore, hash_ids
 
 BATCH_ROWS = 8192
+GROUP_CHUNK = 1 << 18  # sorted hashes compared this many at a time (bounded temporaries)
 _MASK = (1 << 64) - 1
 
 
@@ -117,8 +118,8 @@ class StoreWriter:
         shift, mask = np.uint64(self.row_bits), (1 << self.row_bits) - 1
 
         def equal_pairs() -> Iterator[int]:  # p where entries p and p+1 share the hash, in chunks
-            for lo in range(0, self.rows - 1, 1 << 20):
-                hi = min(lo + (1 << 20), self.rows - 1)
+            for lo in range(0, self.rows - 1, GROUP_CHUNK):
+                hi = min(lo + GROUP_CHUNK, self.rows - 1)
                 prefix = packed[lo:hi + 1] >> shift
                 yield from (np.flatnonzero(prefix[1:] == prefix[:-1]) + lo).tolist()
 
@@ -162,8 +163,14 @@ class StoreWriter:
             for _ in self._groups("index.u64"):
                 pass
         table = self.table()
-        order = pc.sort_indices(table.column("id")).to_numpy()
-        np.save(self.tmp / "order.npy", order.astype(np.uint32 if self.rows < 2**32 else np.int64))
+        order = np.lib.format.open_memmap(self.tmp / "order.npy", mode="w+", shape=(self.rows,),
+                                          dtype=np.uint32 if self.rows < 2**32 else np.int64)
+        for lo in range(0, self.rows, SORT_SEGMENT):  # id order per segment: bounded memory, merged when read
+            seg = pc.sort_indices(table.slice(lo, SORT_SEGMENT).column("id")).to_numpy()
+            order[lo:lo + len(seg)] = seg
+            order[lo:lo + len(seg)] += lo
+            del seg
+        order.flush()
         del table, order
         (self.tmp / "locs.i64").unlink()
         (self.tmp / "keys.u64").unlink()

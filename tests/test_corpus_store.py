@@ -185,6 +185,10 @@ def test_tables_and_parquet_corpora_through_the_store(tmp_path, cache, monkeypat
 
 
 def test_bulk_access_without_python_lists(tmp_path, cache, monkeypatch):
+    from custom_tasks import corpus_store, corpus_store_writer
+
+    for module in (corpus_store, corpus_store_writer):  # ids sorted in 7 segments, merged by the hash
+        monkeypatch.setattr(module, "SORT_SEGMENT", 3000)
     docs = _tricky_docs(20_000)
     _write_beir(tmp_path / "kb", docs)
     store = _load({"format": "beir", "path": "kb"}, tmp_path, monkeypatch, stored=True).corpus
