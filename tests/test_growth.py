@@ -139,7 +139,8 @@ def test_distractors_extend_the_curve_beyond_the_corpus(tmp_path):
     assert (g.ci_low <= g["mean"]).all() and (g["mean"] <= g.ci_high).all() and (g.slope_per_doubling < 0).all()
     out = CliRunner().invoke(app, ["experiments", "-c", str(cfg.path)])
     assert out.exit_code == 0, out.output
-    assert "bow growth (corpus fraction -> metric, beyond 1.0 with distractors.jsonl; trend -" in out.output
+    assert "bow growth: metric per corpus size, trend -" in out.output
+    assert "beyond 1x: the corpus plus documents of distractors.jsonl" in out.output
     assert re.search(r"10x +1200 docs  0\.\d{4} \[0\.\d{4}, 0\.\d{4}\] extrapolated", out.output)
     out = CliRunner().invoke(app, ["growth", "-c", str(cfg.path)])
     assert out.exit_code == 0 and "stored" in out.output and "fitted at 2x (240 docs)" in out.output, out.output

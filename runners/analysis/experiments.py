@@ -135,10 +135,11 @@ def _growth_lines(g: pd.DataFrame) -> list[str]:
     out = []
     for (cand, _), c in g.groupby(["candidate", "distractors"], sort=False, dropna=False):
         r0 = c.iloc[0]
-        dis = f", beyond 1.0 with {r0.distractors}" if isinstance(r0.distractors, str) else ""
-        trend = ("" if r0.slope_per_doubling != r0.slope_per_doubling else
-                 f"; trend {r0.slope_per_doubling:+.4f} per doubling [{r0.slope_ci_low:+.4f}, {r0.slope_ci_high:+.4f}]")
-        out.append(f"  {cand} (corpus fraction -> metric{dis}{trend})")
+        trend = ("no trend (less than a doubling)" if r0.slope_per_doubling != r0.slope_per_doubling else
+                 f"trend {r0.slope_per_doubling:+.4f} per doubling [{r0.slope_ci_low:+.4f}, {r0.slope_ci_high:+.4f}]")
+        out.append(f"  {cand}: metric per corpus size, {trend}")
+        if isinstance(r0.distractors, str):
+            out.append(f"    beyond 1x: the corpus plus documents of {r0.distractors}")
         for r in c.itertuples(index=False):
             tag = "" if r.point == "measured" else f" {r.point}"
             out.append(f"    {r.fraction:>5g}x {int(r.n_docs):>8d} docs  {r.mean:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]{tag}")

@@ -101,10 +101,11 @@ def experiments(cfg: BenchmarkConfig, tasks: list[TaskData], cands: list[Candida
     table = quiet(experiment_table, cfg.results_path, cfg, mains)
     if table.empty or not (table.kind != "model").any():
         return None
-    sec.blocks.append(Paragraph(
-        "Each experiment candidate against the plain dense model it is built on (paired bootstrap CI; p from the "
-        "randomization test, Holm over the experiments of a task); overlap@10 = share of the exact top 10 that "
-        "the ANN index returns.", "note"))
+    if (~table.kind.isin(["model", "growth"])).any():
+        sec.blocks.append(Paragraph(
+            "Each experiment candidate against the plain dense model it is built on (paired bootstrap CI; p from "
+            "the randomization test, Holm over the experiments of a task); overlap@10 = share of the exact top 10 "
+            "that the ANN index returns.", "note"))
     for td in tasks:
         everything = table[(table.task == td.name) & (table.metric == td.main_metric)]
         grown = growth_blocks(everything, td.name, td.main_metric)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
 from .svg import new_figure
 from .text import p_value as fmt_p
@@ -229,6 +230,9 @@ def growth(curves: Sequence[tuple[str, int, pd.DataFrame]], metric_label: str) -
                     color=colour, mfc="white", ms=5, capsize=3, label=f"{label} at 2x / 10x")
         ax.axvline(n_corpus, color=BASE, lw=0.8, ls=":")
     ax.set_xscale("log")
+    ticks = sorted({int(n) for _, _, rows in curves for n in rows.n_docs})
+    ax.set_xticks(ticks, [f"{n:,}" for n in ticks], fontsize=7, rotation=45 if len(ticks) > 6 else 0)
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("documents in the corpus (log scale; dotted: today's corpus)", fontsize=8)
     _value_axis(ax, values, metric_label)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)

@@ -38,7 +38,7 @@ def growth_blocks(rows: pd.DataFrame, task: str, metric: str) -> list[Block]:
         dis = (f" Beyond 1x the corpus is extended with documents of {r0.distractors}."
                if isinstance(r0.distractors, str) else "")
         if r0.slope_per_doubling == r0.slope_per_doubling:
-            trend = (f"{cand}: {text.signed_ci(r0.slope_per_doubling, r0.slope_ci_low, r0.slope_ci_high)} {label} "
+            trend = (f"{cand}: {text.signed_ci(r0.slope_per_doubling, r0.slope_ci_low, r0.slope_ci_high, 4)} {label} "
                      "per doubling of the corpus (least squares on log size); extrapolated values assume the "
                      "log-linear trend holds beyond the measured range.")
         else:
