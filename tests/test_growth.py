@@ -168,6 +168,14 @@ def test_distractor_subsets_are_nested_beyond_the_corpus():
         nested_subsets(ids, set(), [1.0, 5.0], 1, 0, extra)
 
 
+def test_report_says_when_a_growth_curve_is_missing(tmp_path):
+    cfg = _distractor_cfg(tmp_path, [1.0, 2.0])
+    run_benchmark(cfg, show_progress=False)  # the plain run only: no `private-mteb growth` yet
+    md = render(build_report(cfg, with_public=False), "md")
+    assert "No stored corpus-growth curve for GrowthKBRetrieval on this data: run `private-mteb growth -c bench.yaml`" in md
+    assert experiment_table(cfg.results_path, cfg).kind.eq("model").all()
+
+
 def test_distractor_config_errors_name_the_file(tmp_path):
     bad = write_benchmark(tmp_path, ["T"], experiments=[{"type": "growth", "model": "m", "fractions": [1.0, 2.0]}])
     with pytest.raises(ConfigError, match=r"bench\.yaml.*experiments\[0\] \(growth\): fractions \[2\.0\] above 1\.0 "

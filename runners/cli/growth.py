@@ -30,10 +30,12 @@ def growth_cmd(
     from ..analysis.growth import format_growth, growth_curve
     from ..config.benchmark import BenchmarkConfig
     from ..execution.growth import run_growth
+    from ..execution.progress import quiet_foreign_bars
     from ..results.store import read_json
 
     cfg = BenchmarkConfig.from_file(config)
-    records = run_growth(cfg, force=force)
+    with quiet_foreign_bars():  # datasets' and mteb's per-subset bars would bury the curves
+        records = run_growth(cfg, force=force)
     if not records:
         raise ConfigError(config, "no `type: growth` entry under experiments (e.g. {type: growth, model: <name>, "
                                   "fractions: [0.1, 0.25, 0.5, 1.0], repeats: 3})")

@@ -103,7 +103,8 @@ def _score(encoder: Any, task_cfg: Any, coll: Collection, batch_size: int) -> di
 
     task = task_class(task_cfg, coll)()
     task.per_query, task.rankings, task.keep_top_k = {}, {}, 0
-    mteb.evaluate(encoder, task, cache=None, encode_kwargs={"batch_size": batch_size}, show_progress_bar=False)
+    mteb.evaluate(encoder, task, cache=None, encode_kwargs={"batch_size": batch_size, "show_progress_bar": False},
+                  show_progress_bar=False)
     return task.per_query
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from ...config.benchmark import BenchmarkConfig
+from ...config.experiments import growth_entries
 from ..experiments import experiment_table
 from ..stats import metric_label
 from . import figures, text
@@ -99,7 +100,8 @@ def experiments(cfg: BenchmarkConfig, tasks: list[TaskData], cands: list[Candida
     sec = Section("experiments", "Experiments")
     mains = sorted({td.main_metric for td in tasks})
     table = quiet(experiment_table, cfg.results_path, cfg, mains)
-    if table.empty or not (table.kind != "model").any():
+    growing = bool(growth_entries(cfg))
+    if table.empty or not ((table.kind != "model").any() or growing):
         return None
     if (~table.kind.isin(["model", "growth"])).any():
         sec.blocks.append(Paragraph(
@@ -109,6 +111,9 @@ def experiments(cfg: BenchmarkConfig, tasks: list[TaskData], cands: list[Candida
     for td in tasks:
         everything = table[(table.task == td.name) & (table.metric == td.main_metric)]
         grown = growth_blocks(everything, td.name, td.main_metric)
+        if growing and not grown and td.config is not None:  # public tasks have no corpus to grow
+            grown = [Paragraph(f"No stored corpus-growth curve for {td.name} on this data: run `private-mteb growth "
+                               f"-c {cfg.path.name if cfg.path else 'CONFIG'}`.", "note")]
         rows = everything[everything.kind != "growth"]
         if not grown and (rows.empty or not (rows.kind != "model").any()):
             continue
