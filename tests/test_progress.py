@@ -160,27 +160,6 @@ def test_quiet_foreign_bars_restores_library_state():
         assert datasets.is_progress_bar_enabled()
 
 
-# --------------------------------------------------------------------------- a model `path:` checked up front
-def test_missing_model_path_is_rejected_before_anything_runs(tmp_path):
-    cfg = _bench(tmp_path, [{"name": "bm25"}, {"name": "acme/mine", "path": "models/nope"}])
-    result = runner.invoke(app, ["run", "--config", str(cfg)])
-    assert result.exit_code == 2 and "Traceback" not in result.output
-    line = result.output.strip().replace("\n", " ")
-    assert f"{cfg}:" in line and "models[1] 'acme/mine'" in line and "'models/nope' does not exist" in line
-    assert not (tmp_path / "results").exists()  # BM25 did not run first
-
-
-def test_model_path_relative_to_the_config_file(tmp_path, monkeypatch):
-    from runners.config.benchmark import BenchmarkConfig
-
-    (tmp_path / "models" / "mine").mkdir(parents=True)
-    cfg_path = _bench(tmp_path, [{"name": "acme/mine", "path": "models/mine"}])
-    monkeypatch.chdir(REPO)  # not where the config lives
-    cfg = BenchmarkConfig.from_file(cfg_path)
-    assert Path(cfg.models[0].path) == (tmp_path / "models" / "mine").resolve()
-    cfg.check_model_paths()
-
-
 @pytest.mark.slow
 def test_real_demo_run_shows_minilm_speed(tmp_path):
     """The shipped demo config (MiniLM + BM25), results redirected: MiniLM's encoding line, BM25 encodes nothing."""
