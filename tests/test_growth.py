@@ -188,6 +188,13 @@ def test_distractor_config_errors_name_the_file(tmp_path):
     cfg = _distractor_cfg(tmp_path, [1.0, 2.0], distractors="nowhere.jsonl")
     with pytest.raises(ConfigError, match=r"bench\.yaml.*nowhere\.jsonl not found"):
         run_growth(cfg)
+    cfg = _distractor_cfg(tmp_path, [1.0, 2.0], distractors="growth_kb.yaml")
+    with pytest.raises(ConfigError, match=r"distractors names the task itself"):
+        run_growth(cfg)
+    # the command: one line naming the file, exit 2, no traceback
+    out = CliRunner().invoke(app, ["growth", "-c", str(_distractor_cfg(tmp_path, [1.0, 4.0]).path)])
+    assert out.exit_code == 2 and "Traceback" not in out.output, out.output
+    assert re.fullmatch(r"error: .*bench\.yaml: experiments\[0\] \(growth\): fraction 4 needs 360 .*\n", out.output)
 
 
 def test_distractor_ids_are_prefixed_and_clashes_rejected(tmp_path):

@@ -139,6 +139,10 @@ def _distractors(cfg: BenchmarkConfig, index: int, entry: GrowthEntry, task: Any
     if getattr(task, "collection", None) is None:
         task.load_data()
     corpus = task.collection.corpus
+    own = getattr(task.task_config, "path", None)
+    if own is not None and path.resolve() == Path(own).resolve():
+        raise ConfigError(cfg.path, f"experiments[{index}] (growth): distractors names the task itself ({path}): "
+                                    "give another collection's task YAML or corpus file")
     found = load_distractors(path, corpus, cfg.path)
     top = entry.fractions[-1]
     need = extra_needed(top, len(corpus))
