@@ -188,7 +188,8 @@ def experiments_cmd(
     csv: Optional[Path] = typer.Option(None, "--csv", help="also write the table as CSV"),
     fmt: str = typer.Option("table", "--format", help="table|json"),
 ) -> None:
-    """Experiment candidates vs their plain dense model: mean [CI], paired difference, Holm p, ANN overlap."""
+    """Experiment candidates vs their plain dense model: mean [CI], paired difference, Holm p, ANN overlap;
+    growth curves (stored by `growth`): metric per corpus fraction and at 2x / 10x."""
     offline_default()
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
