@@ -109,6 +109,7 @@ class CorpusStore(Mapping[str, dict[str, str]]):
         self.row_bits = int(self.meta["row_bits"])
         self._index = (np.memmap(self.folder / "index.u64", dtype=np.uint64, mode="r") if self._n
                        else np.zeros(0, np.uint64))
+        self._order = np.load(self.folder / "order.npy", mmap_mode="r")  # mapped now: survives a later prune
         self._dataset: Any = None
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -226,7 +227,7 @@ class CorpusStore(Mapping[str, dict[str, str]]):
         this is ``[`` + the three JSON strings joined by ``, `` + ``]``. ``order.npy`` holds the rows sorted per
         segment (Arrow's byte order of UTF-8 is Python's code-point order); segments are merged here.
         """
-        order = np.load(self.folder / "order.npy", mmap_mode="r")
+        order = self._order
         bounds = [(lo, min(lo + SORT_SEGMENT, self._n)) for lo in range(0, self._n, SORT_SEGMENT)]
         chunk = max(1024, HASH_CHUNK // max(1, len(bounds)))
         streams = [self._sorted_docs(order, lo, hi, chunk) for lo, hi in bounds]

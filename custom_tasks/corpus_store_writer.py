@@ -177,7 +177,11 @@ class StoreWriter:
         meta = {**meta, "version": FORMAT_VERSION, "rows": self.rows, "row_bits": self.row_bits,
                 "arrow_bytes": (self.tmp / "corpus.arrow").stat().st_size}
         (self.tmp / "meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-        if self.folder.exists():  # an incomplete or outdated folder: replace it
+        existing = CorpusStore.open_valid(self.folder)
+        if existing is not None:  # another process committed the same corpus meanwhile: use theirs
+            self.discard()
+            return existing
+        if self.folder.exists():  # an incomplete or damaged folder: replace it
             old = self.folder.with_name(f"{self.folder.name}.old-{uuid.uuid4().hex[:8]}")
             try:
                 self.folder.rename(old)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import shutil
 from pathlib import Path
 
@@ -128,6 +129,9 @@ def test_changed_file_gets_a_new_store(tmp_path, cache, monkeypatch):
     (data / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs) + "\n")
     after = _load(src, tmp_path, monkeypatch, stored=True)
     assert after.corpus["d1"]["text"] == "changed" and after.content_hash() != before.content_hash()
+    assert [p.name for p in cache.iterdir()] == [after.corpus.folder.name]  # the outdated store is removed
+    assert pickle.loads(pickle.dumps(after.corpus)).folder == after.corpus.folder  # pickled as its folder
+    assert len(pickle.dumps(after.corpus)) < 500
 
 
 def _error(src: dict, base: Path, monkeypatch, stored: bool) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +40,24 @@ def wants_store(path: Path) -> bool:
 
 
 def store_folder(t: Table, columns: tuple[str, str, str]) -> Path:
-    """Cache folder of this file + column mapping: path, size and mtime say whether the file changed."""
+    """Cache folder of this file + column mapping: ``<stem>-<path key>-<state key>``.
+
+    The state key (size, mtime, columns, encoding, format version) changes when the file does; folders of
+    the same path with another state are outdated and removed once a new one is committed (``_prune``).
+    """
     st = t.path.stat()
-    key = json.dumps([str(t.path.resolve()), st.st_size, st.st_mtime_ns, t.kind, t.encoding, *columns,
-                      FORMAT_VERSION])
+    path_key = hashlib.sha256(str(t.path.resolve()).encode()).hexdigest()[:10]
+    state = json.dumps([st.st_size, st.st_mtime_ns, t.kind, t.encoding, *columns, FORMAT_VERSION])
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in t.path.stem)[:40]
-    return cache_root() / f"{safe}-{hashlib.sha256(key.encode()).hexdigest()[:20]}"
+    return cache_root() / f"{safe}-{path_key}-{hashlib.sha256(state.encode()).hexdigest()[:12]}"
+
+
+def _prune(folder: Path) -> None:
+    """Remove committed stores of the same source file in an older state (never temporary folders)."""
+    prefix = folder.name.rsplit("-", 1)[0] + "-"
+    for old in folder.parent.glob(prefix + "*"):
+        if old != folder and old.is_dir() and "." not in old.name[len(prefix):]:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def load_corpus_stored(b: CollectionBuilder, t: Table, doc_id: str, title: str, text: str) -> None:
@@ -54,6 +67,7 @@ def load_corpus_stored(b: CollectionBuilder, t: Table, doc_id: str, title: str, 
     if store is None:
         try:
             store = _build(t, folder, doc_id, title, text)
+            _prune(folder)
         except OSError as e:
             raise CollectionError(display_path(folder), f"cannot write the corpus cache ({e.strerror or e}): "
                                   f"set PRIVATE_MTEB_CORPUS_CACHE to a writable folder with free space") from None
