@@ -24,7 +24,7 @@ from runners.execution.distractors import load_distractors
 from runners.execution.growth import nested_subsets, run_growth
 from runners.execution.run import run_benchmark
 from runners.results.store import load_per_query, read_json
-from tests.conftest import write_benchmark
+from tests.conftest import REPO, write_benchmark
 from tests.growth_fixture import write_distractor_corpus, write_growth_task
 
 BOW = {"name": "test/bow", "factory": "tests.growth_fixture:make_encoder", "revision": "r1"}
@@ -206,3 +206,15 @@ def test_distractor_ids_are_prefixed_and_clashes_rejected(tmp_path):
     # a task YAML names another collection: its documents are the distractors, its labels are ignored
     other = write_growth_task(tmp_path / "other", n_queries=5, n_distractors=7)
     assert len(load_distractors(other, {}, None).docs) == 12
+
+
+def test_growth_demo_config_has_enough_distractors():
+    from custom_tasks.task import get_task
+    from runners.config.experiments import distractors_path
+    from runners.execution.growth import extra_needed
+
+    cfg = BenchmarkConfig.from_file(REPO / "configs/benchmarks/growth-demo.yaml")
+    (entry,) = growth_entries(cfg)
+    corpus = get_task(cfg.tasks[0]).collection.corpus
+    found = load_distractors(distractors_path(cfg, entry), corpus, cfg.path)
+    assert extra_needed(entry.fractions[-1], len(corpus)) <= len(found.docs) == 400

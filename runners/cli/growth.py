@@ -17,7 +17,7 @@ from .common import console, friendly_errors, offline_default
 
 @friendly_errors
 def growth_cmd(
-    config: Path = typer.Option(Path("configs/benchmarks/experiments-demo.yaml"), "--config", "-c"),
+    config: Path = typer.Option(Path("configs/benchmarks/growth-demo.yaml"), "--config", "-c"),
     metric: Optional[list[str]] = typer.Option(None, "--metric", "-m", help="default: the config's stats.metrics"),
     force: bool = typer.Option(False, "--force", help="recompute stored curves"),
     resamples: Optional[int] = typer.Option(None, "--resamples", min=100,
