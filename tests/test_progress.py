@@ -140,6 +140,29 @@ def test_plain_lines_for_a_long_pass_and_summary():
     assert bar.summary() == ""  # counted once
 
 
+def test_live_bar_shows_speed_and_eta_after_the_first_chunk():
+    import time
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from runners.cli.encode_progress import ConsoleEncodeProgress, Eta, TextsPerSecond
+
+    console = Console(file=io.StringIO(), width=200)
+    progress = Progress(console=console)
+    bar = ConsoleEncodeProgress(progress, console, live=True)
+    bar.start("m on T documents", 100)
+    task = progress.tasks[-1]
+    assert TextsPerSecond().render(task).plain == "… texts/s"
+    time.sleep(0.05)
+    bar.advance(40)  # one chunk: rich has a single sample, so its own speed and ETA are still unknown
+    speed = TextsPerSecond().render(task).plain
+    assert re.fullmatch(r"[\d,]+\.\d texts/s", speed) and re.fullmatch(r"\d+:\d\d:\d\d", Eta().render(task).plain)
+    bar.finish()
+    assert not task.visible and bar.summary().startswith("40 texts in ")
+    assert console.file.getvalue() == ""  # live mode prints no plain lines
+
+
 def test_quiet_foreign_bars_restores_library_state():
     import bm25s
     import bm25s.tokenization

@@ -10,18 +10,37 @@ from __future__ import annotations
 import time
 
 from rich.console import Console
-from rich.progress import Progress, ProgressColumn, Task, TaskID
+from rich.progress import Progress, ProgressColumn, Task, TaskID, TimeRemainingColumn
 from rich.text import Text
 
 
+def texts_per_second(task: Task) -> float | None:
+    """rich's recent-speed estimate; until it has two samples, the pass's average so far."""
+    speed = task.finished_speed or task.speed
+    if speed is None and task.completed and task.elapsed:
+        speed = task.completed / task.elapsed
+    return speed
+
+
 class TextsPerSecond(ProgressColumn):
-    """rich's own speed estimate of an encode pass, in texts/s (blank for the run's other bars)."""
+    """The speed of an encode pass in texts/s (blank for the run's other bars)."""
 
     def render(self, task: Task) -> Text:
         if not task.fields.get("texts"):
             return Text("")
-        speed = task.finished_speed or task.speed
+        speed = texts_per_second(task)
         return Text(f"{speed:,.1f} texts/s" if speed else "… texts/s", style="progress.data.speed")
+
+
+class Eta(TimeRemainingColumn):
+    """rich's time remaining; for an encode pass, from `texts_per_second` as soon as one chunk is done."""
+
+    def render(self, task: Task) -> Text:
+        speed = texts_per_second(task) if task.fields.get("texts") and task.total else None
+        if task.time_remaining is not None or not speed or task.finished:
+            return super().render(task)
+        left = int((task.total - task.completed) / speed)
+        return Text(f"{left // 3600}:{left % 3600 // 60:02d}:{left % 60:02d}", style="progress.remaining")
 
 
 class ConsoleEncodeProgress:

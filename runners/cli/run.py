@@ -42,14 +42,14 @@ def run(
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
     from rich.markup import escape
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..config.benchmark import BenchmarkConfig
     from ..execution.progress import quiet_foreign_bars
     from ..execution.run import candidates_for, run_benchmark
     from ..execution.tasks import check_tasks, load_task
     from .common import EXIT_BAD_INPUT, err_console
-    from .encode_progress import ConsoleEncodeProgress, TextsPerSecond
+    from .encode_progress import ConsoleEncodeProgress, Eta, TextsPerSecond
 
     as_json = fmt == "json"
     cfg = BenchmarkConfig.from_file(config)
@@ -62,7 +62,7 @@ def run(
         console.print(f"[bold]{cfg.name}[/]: {len(cands)} candidate(s) x {len(tasks)} task(s) -> {cfg.results_path}")
     live = out.is_terminal and not as_json  # a bar redrawn in place; else plain lines only
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TextsPerSecond(), TimeElapsedColumn(), TimeRemainingColumn(), console=out, transient=False,
+                  TextsPerSecond(), TimeElapsedColumn(), Eta(), console=out, transient=False,
                   disable=as_json) as progress:
         bar = progress.add_task("benchmark", total=len(cands) * len(tasks))
         encode_progress = ConsoleEncodeProgress(progress, progress.console, live=live)
