@@ -39,13 +39,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .store_threshold import MIN_BYTES, MIN_DOCS, MIN_DOCS_ENV, min_docs  # noqa: F401  (pyarrow-free; re-exported)
+
 FORMAT_VERSION = 1
 CACHE_ENV = "PRIVATE_MTEB_CORPUS_CACHE"
-#: a corpus with more documents than this, or a file larger than MIN_BYTES, goes to the store
-MIN_DOCS = 200_000
-MIN_BYTES = 100 * 2**20
-#: overrides MIN_DOCS (0: always use the store; a huge number: never), for tests and benchmarks
-MIN_DOCS_ENV = "PRIVATE_MTEB_STORE_MIN_DOCS"
 SCHEMA = pa.schema([("id", pa.string()), ("title", pa.string()), ("text", pa.string())])
 HASH_CHUNK = 16_384  # documents per step of the content hash (bounded Python objects)
 SORT_SEGMENT = 1 << 18  # order.npy sorts ids within segments of this many rows; the hash merges them
@@ -55,11 +52,6 @@ _FNV_OFFSET, _FNV_PRIME, _MASK = 0xCBF29CE484222325, 0x100000001B3, (1 << 64) - 
 
 def cache_root() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "private-mteb" / "corpora").expanduser()
-
-
-def min_docs() -> int:
-    value = os.environ.get(MIN_DOCS_ENV)
-    return int(value) if value and value.strip().lstrip("-").isdigit() else MIN_DOCS
 
 
 def _mix(z: int) -> int:

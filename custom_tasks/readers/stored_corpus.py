@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -18,25 +17,14 @@ from typing import Any
 import pyarrow as pa
 
 from ..collection import CollectionWarning
-from ..corpus_store import FORMAT_VERSION, MIN_BYTES, MIN_DOCS_ENV, CorpusStore, cache_root, min_docs
+from ..corpus_store import FORMAT_VERSION, CorpusStore, cache_root
 from ..corpus_store_writer import InvalidText, StoreWriter
 from ..errors import CollectionError
+from ..store_threshold import wants_store  # noqa: F401  (moved there: no pyarrow; kept importable here)
 from ..validate import (LONG_DOC_TOKENS, CollectionBuilder, check_doc_text, doc_key_and_tokens,
                         duplicate_doc_warning, long_doc_warning, title_only_warning)
 from ._io import Table, as_id, count_rows_upper_bound, display_path
 from .tables import corpus_rows
-
-
-def wants_store(path: Path) -> bool:
-    """True above the thresholds (``corpus_store.MIN_DOCS`` rows or ``MIN_BYTES``; the env var overrides)."""
-    try:
-        size = Path(path).stat().st_size
-    except OSError:
-        return False
-    if os.environ.get(MIN_DOCS_ENV) is None and size > MIN_BYTES:
-        return True
-    limit = min_docs()
-    return limit <= 0 or count_rows_upper_bound(Path(path)) > limit
 
 
 def store_folder(t: Table, columns: tuple[str, str, str]) -> Path:

@@ -49,9 +49,11 @@ def corpus_rows(t: Table, doc_id: str, title: str, text: str) -> Iterator[tuple[
 
 def load_corpus(b: CollectionBuilder, t: Table, doc_id: str, title: str, text: str) -> None:
     """Add every row of a corpus table; a large one is validated into a disk store (``stored_corpus``)."""
-    from .stored_corpus import load_corpus_stored, wants_store
+    from ..store_threshold import wants_store  # the store (pyarrow) is imported only for a large corpus
 
     if wants_store(t.path):
+        from .stored_corpus import load_corpus_stored
+
         load_corpus_stored(b, t, doc_id, title, text)
         return
     for loc, did, title_s, text_s in corpus_rows(t, doc_id, title, text):
