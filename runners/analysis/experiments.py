@@ -132,7 +132,9 @@ def format_experiment_table(df: pd.DataFrame) -> str:
 
 def _growth_lines(g: pd.DataFrame) -> list[str]:
     """One block per growth curve: metric [CI] per corpus fraction, trend per doubling, 2x / 10x."""
-    out = []
+    out: list[str] = []
+    if g.empty:
+        return out
     for (cand, _), c in g.groupby(["candidate", "distractors"], sort=False, dropna=False):
         r0 = c.iloc[0]
         trend = ("no trend (less than a doubling)" if r0.slope_per_doubling != r0.slope_per_doubling else
