@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import numpy as np
@@ -170,3 +171,30 @@ def test_merge_skips_only_pushes_that_change_nothing():
                     item = (score, ids[i])
                     heapq.heappush(ref[qid], item) if len(ref[qid]) < top_k else heapq.heappushpop(ref[qid], item)
         assert repr(ours) == repr(ref)  # repr: NaN != NaN, but prints the same
+
+
+@pytest.mark.slow
+def test_minilm_cold_large_path_equals_default_path(tmp_path, tiny_copy):
+    """A real model from an empty cache each time: the large path feeds it the same batches, so the same scores."""
+    import yaml
+
+    from runners.config.benchmark import BenchmarkConfig
+    from runners.execution.run import run_benchmark
+    from tests.conftest import MINILM
+
+    scores = []
+    for name, threshold in (("default", 200_000), ("large", 0)):
+        cfg_path = tmp_path / f"{name}.yaml"
+        cfg_path.write_text(yaml.safe_dump({
+            "tasks": [str(tiny_copy)], "results_dir": str(tmp_path / f"results-{name}"),
+            "models": [{"name": MINILM}], "encode": {"batch_size": 4, "large_corpus_docs": threshold}}))
+        rec = run_benchmark(BenchmarkConfig.from_file(cfg_path), show_progress=False)[0]
+        assert rec.status == "ran" and rec.encoded > 0
+        rankings = next((tmp_path / f"results-{name}").rglob("rankings_test.json.gz"))
+        with gzip.open(rankings, "rt") as f:
+            ranked = json.load(f)["subsets"]["default"]
+        numbers = {k: v for k, v in rec.scores.items() if isinstance(v, float) and k != "evaluation_time"}
+        scores.append((numbers, ranked))
+    assert scores[0][0] == scores[1][0]
+    for qid, docs in scores[0][1].items():  # every retrieved document's similarity, bit for bit
+        assert list(docs.items()) == list(scores[1][1][qid].items())
