@@ -218,3 +218,25 @@ def test_growth_demo_config_has_enough_distractors():
     corpus = get_task(cfg.tasks[0]).collection.corpus
     found = load_distractors(distractors_path(cfg, entry), corpus, cfg.path)
     assert extra_needed(entry.fractions[-1], len(corpus)) <= len(found.docs) == 400
+
+
+def test_stored_growth_matches_the_entry_and_takes_the_newest(tmp_path):
+    import os
+
+    from runners.results.growth_store import growth_path, stored_growth
+    from runners.results.store import atomic_write_json
+
+    base = {"fractions": [1.0, 2.0], "repeats": 1, "seed": 0, "metrics": ["ndcg_at_10"], "v": 2}
+    old = {**base, "distractors": {"path": "d.jsonl", "hash": "aaa"}}
+    new = {**base, "distractors": {"path": "d.jsonl", "hash": "bbb"}}  # the file changed: computed again
+    other = {**base, "distractors": {"path": "e.jsonl", "hash": "ccc"}}
+    for i, params in enumerate([old, new, other]):
+        p = growth_path(tmp_path, "org/m", "r1", "T", "ds1", params)
+        atomic_write_json(p, {"params": params, "n": i})
+        os.utime(p, (1000 + i, 1000 + i))
+    match = {"fractions": [1.0, 2.0], "repeats": 1, "seed": 0, "distractors": {"path": "d.jsonl"}}
+    assert stored_growth(tmp_path, "org/m", "T", match)["n"] == 1
+    assert stored_growth(tmp_path, "org/m", "T", match, "ds1")["n"] == 1
+    assert stored_growth(tmp_path, "org/m", "T", match, "ds2") is None  # another data revision: not current
+    assert stored_growth(tmp_path, "org/m", "T", {**match, "distractors": None}) is None
+    assert stored_growth(tmp_path, "org/m", "T", {**match, "distractors": {"path": "e.jsonl"}})["n"] == 2
