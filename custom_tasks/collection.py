@@ -42,20 +42,23 @@ class Collection:
         return sorted(self.qrels)
 
     def content_hash(self) -> str:
-        """Stable hash of everything that changes scores; used as the mteb dataset revision."""
+        """Stable hash of everything that changes scores; used as the mteb dataset revision.
+
+        sha256 of the documents in id order, then the queries, then the qrels. A ``CorpusStore`` streams its
+        documents' bytes from disk and remembers the result per queries-and-qrels digest (its corpus never
+        changes), so a large corpus is hashed once, not on every run.
+        """
+        tail = [b"\x00queries"]
+        tail += [json.dumps([qid, self.queries[qid]], ensure_ascii=False).encode() for qid in sorted(self.queries)]
+        tail += [b"\x00qrels", json.dumps(self.qrels, sort_keys=True).encode()]
+        stored = getattr(self.corpus, "content_hash_with", None)
+        if stored is not None:
+            return stored(b"".join(tail))
         h = hashlib.sha256()
-        streamed = getattr(self.corpus, "update_content_hash", None)
-        if streamed is not None:  # a CorpusStore: the same bytes, streamed in id order from disk
-            streamed(h)
-        else:
-            for doc_id in sorted(self.corpus):
-                d = self.corpus[doc_id]
-                h.update(json.dumps([doc_id, d.get("title", ""), d["text"]], ensure_ascii=False).encode())
-        h.update(b"\x00queries")
-        for qid in sorted(self.queries):
-            h.update(json.dumps([qid, self.queries[qid]], ensure_ascii=False).encode())
-        h.update(b"\x00qrels")
-        h.update(json.dumps(self.qrels, sort_keys=True).encode())
+        for doc_id in sorted(self.corpus):
+            d = self.corpus[doc_id]
+            h.update(json.dumps([doc_id, d.get("title", ""), d["text"]], ensure_ascii=False).encode())
+        h.update(b"".join(tail))
         return h.hexdigest()[:16]
 
     def split_queries(self, split: str) -> dict[str, str]:

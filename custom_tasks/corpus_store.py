@@ -26,6 +26,7 @@ The writer is ``corpus_store_writer.py``.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import json
 import os
@@ -211,6 +212,36 @@ class CorpusStore(Mapping[str, dict[str, str]]):
                     out[k] = row
                     break
         return out
+
+    def content_hash_with(self, tail: bytes) -> str:
+        """``Collection.content_hash``: sha256(documents, then ``tail``)[:16], remembered per digest of ``tail``.
+
+        The store's documents never change (a changed file is another folder), so the result for the same
+        queries and qrels is read back from ``content_hashes.json`` instead of hashing every document again.
+        """
+        key = hashlib.sha256(tail).hexdigest()
+        path = self.folder / "content_hashes.json"
+        try:
+            known = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            known = {}
+        if not isinstance(known, dict):
+            known = {}
+        if isinstance(known.get(key), str):
+            return known[key]
+        h = hashlib.sha256()
+        self.update_content_hash(h)
+        h.update(tail)
+        value = h.hexdigest()[:16]
+        known = {k: v for k, v in list(known.items())[-15:]}  # the last few query/label versions
+        known[key] = value
+        tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+        try:
+            tmp.write_text(json.dumps(known), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:  # a read-only cache still answers, just without remembering
+            tmp.unlink(missing_ok=True)
+        return value
 
     def update_content_hash(self, h: Any) -> None:
         """Feed ``h`` every document in sorted-id order, byte for byte as ``Collection.content_hash``'s dict loop.

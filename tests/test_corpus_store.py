@@ -82,6 +82,12 @@ def test_store_equals_dict_path_docs_warnings_stats_and_content_hash(tmp_path, c
     assert format_summary(stored) == format_summary(plain)
     assert describe(stored) == describe(plain)
     assert stored.content_hash() == plain.content_hash()  # the mteb dataset revision stored in results
+    assert (stored.corpus.folder / "content_hashes.json").is_file()
+    assert stored.content_hash() == plain.content_hash()  # remembered, same value
+    for c in (plain, stored):
+        c.qrels["test"]["q1"]["d2"] = 1
+    assert stored.content_hash() == plain.content_hash()  # other labels: computed again, still equal
+    assert len(json.loads((stored.corpus.folder / "content_hashes.json").read_text())) == 2
     a, b = collection_to_split_data(plain, ["test"]), collection_to_split_data(stored, ["test"])
     assert a["test"]["corpus"].to_dict() == b["test"]["corpus"].to_dict()
     assert a["test"]["corpus"].features == b["test"]["corpus"].features
@@ -104,7 +110,7 @@ def test_store_is_reused_without_reading_the_file_and_corrupt_one_rebuilt(tmp_pa
     first = _load(src, tmp_path, monkeypatch, stored=True)
     folder, first_hash = first.corpus.folder, first.content_hash()
     assert folder.parent == cache and sorted(p.name for p in folder.iterdir()) == [
-        "corpus.arrow", "index.u64", "meta.json", "order.npy"]
+        "content_hashes.json", "corpus.arrow", "index.u64", "meta.json", "order.npy"]
     built = stored_corpus._build
     monkeypatch.setattr(stored_corpus, "_build", lambda *a, **k: pytest.fail("rebuilt a complete store"))
     again = _load(src, tmp_path, monkeypatch, stored=True)
