@@ -106,7 +106,11 @@ def experiment_table(results_dir: Path, cfg: BenchmarkConfig, metrics: list[str]
                 r["p_holm"], r["significant"] = float(adj), bool(adj < 1 - st.confidence)
         rows += block
     growth = growth_rows(results_dir, cfg, metrics, models)
-    return pd.concat([pd.DataFrame(rows), growth], ignore_index=True) if not growth.empty else pd.DataFrame(rows)
+    if growth.empty:
+        return pd.DataFrame(rows)
+    df = pd.concat([pd.DataFrame(rows), growth], ignore_index=True)
+    df["n_docs"] = pd.Series([None if v != v else int(v) for v in df["n_docs"]], dtype=object)  # counts, not floats
+    return df
 
 
 def format_experiment_table(df: pd.DataFrame) -> str:
