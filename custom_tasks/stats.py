@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from fractions import Fraction
+from pathlib import Path
 from statistics import mean
 from typing import Any
 
@@ -17,22 +17,26 @@ from .sources import load_collection
 def describe(collection: Collection) -> dict[str, Any]:
     """Counts, text lengths (characters and words) and labels per query, per split."""
     n = len(collection.corpus)
-    doc_chars = np.zeros(n, dtype=np.int64)  # two int arrays, not lists of Python ints: a large corpus streams
-    doc_words = np.zeros(n, dtype=np.int64)
-    with_title = 0
-    for i, d in enumerate(collection.corpus.values()):
+    chars_hist = np.zeros(1, dtype=np.int64)  # documents per length: exact median in O(longest), not O(corpus)
+    chars_sum = words_sum = with_title = 0
+    pending: list[int] = []
+    for d in collection.corpus.values():
         title = d.get("title", "")
-        doc_chars[i] = len(title) + len(d["text"])
-        doc_words[i] = len(d["text"].split()) + len(title.split())
+        pending.append(len(title) + len(d["text"]))
+        words_sum += len(d["text"].split()) + len(title.split())
         with_title += bool(title)
+        if len(pending) >= 65_536:
+            chars_hist, chars_sum = _add_lengths(chars_hist, chars_sum, pending)
+            pending = []
+    chars_hist, chars_sum = _add_lengths(chars_hist, chars_sum, pending)
     out: dict[str, Any] = {
         "documents": n,
         "queries (all)": len(collection.queries),
         "documents with title": with_title,
-        "document chars mean": _mean(doc_chars),
-        "document chars median": float(np.median(doc_chars)) if n else 0.0,
-        "document chars max": int(doc_chars.max(initial=0)),
-        "document words mean": _mean(doc_words),
+        "document chars mean": _mean(chars_sum, n),
+        "document chars median": _median(chars_hist, n),
+        "document chars max": int(np.flatnonzero(chars_hist).max(initial=0)),
+        "document words mean": _mean(words_sum, n),
     }
     for split in collection.splits:
         qrels = collection.qrels[split]
@@ -64,12 +68,34 @@ def describe(collection: Collection) -> dict[str, Any]:
     return out
 
 
-def _mean(values: np.ndarray) -> float | int:
-    """Exactly ``statistics.mean`` of these integers (an int when whole), from the array's exact sum."""
-    if not len(values):
+def _add_lengths(hist: np.ndarray, total: int, lengths: list[int]) -> tuple[np.ndarray, int]:
+    if not lengths:
+        return hist, total
+    counts = np.bincount(np.asarray(lengths, dtype=np.int64))
+    if len(counts) > len(hist):
+        hist = np.concatenate([hist, np.zeros(len(counts) - len(hist), dtype=np.int64)])
+    hist[:len(counts)] += counts
+    return hist, total + sum(lengths)
+
+
+def _mean(total: int, n: int) -> float | int:
+    """Exactly ``statistics.mean`` of ``n`` integers summing to ``total`` (an int when whole)."""
+    if not n:
         return 0.0
-    q = Fraction(int(values.sum()), len(values))
+    q = Fraction(total, n)
     return int(q) if q.denominator == 1 else float(q)
+
+
+def _median(hist: np.ndarray, n: int) -> float:
+    """``float(statistics.median(values))`` from the histogram of the integer values."""
+    if not n:
+        return 0.0
+    cum = np.cumsum(hist)
+    upper = int(np.searchsorted(cum, n // 2 + 1))  # the value at 0-based rank n // 2
+    if n % 2:
+        return float(upper)
+    lower = int(np.searchsorted(cum, n // 2))  # rank n // 2 - 1
+    return float((lower + upper) / 2)
 
 
 def collection_stats(name_or_path: str | Path) -> dict[str, Any]:

@@ -232,3 +232,20 @@ def test_threshold_keeps_small_corpora_in_a_dict(tmp_path, cache, monkeypatch):
     _write_beir(tmp_path / "kb", _tricky_docs(100))
     assert isinstance(load_collection({"format": "beir", "path": "kb"}, tmp_path, "Mini").corpus, dict)
     assert not cache.exists()
+
+
+def test_document_length_statistics_equal_the_statistics_module(tmp_path, cache, monkeypatch):
+    import statistics
+
+    docs = _tricky_docs(1001)
+    _write_beir(tmp_path / "kb", docs)
+    for stored in (False, True):
+        c = _load({"format": "beir", "path": "kb"}, tmp_path, monkeypatch, stored=stored)
+        chars = [len(d["title"]) + len(d["text"]) for d in docs]
+        words = [len(d["text"].split()) + len(d["title"].split()) for d in docs]
+        got = describe(c)
+        assert got["document chars mean"] == statistics.mean(chars)
+        assert got["document chars median"] == float(statistics.median(chars))
+        assert got["document chars max"] == max(chars)
+        assert got["document words mean"] == statistics.mean(words)
+        assert got["documents with title"] == sum(1 for d in docs if d["title"])
