@@ -14,6 +14,8 @@ class CollectionWarning:
 
     kind: str  # e.g. "no_positive_label", "query_id_equals_doc_id", "duplicate_text", "long_document"
     message: str
+    #: findings this entry stands for: > 1 only for the "... and N more" entry a large corpus ends a kind with
+    count: int = 1
 
 
 @dataclass
@@ -68,5 +70,5 @@ class Collection:
     def warning_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for w in self.warnings:
-            counts[w.kind] = counts.get(w.kind, 0) + 1
+            counts[w.kind] = counts.get(w.kind, 0) + w.count
         return counts

@@ -230,6 +230,17 @@ def long_doc_warning(doc_id: str, n: int) -> IdWarning:
                  f"max(words x 1.3, chars / 4)), over {LONG_DOC_TOKENS}; many embedding models truncate it", doc_id)
 
 
+#: a corpus in the disk store keeps this many per-document warnings of each kind, then one "and N more" entry
+KEPT_PER_KIND = 1000
+
+
+def more_warnings(kind: str, n: int) -> IdWarning:
+    """The entry standing for a large corpus' further ``n`` warnings of ``kind`` (counted, not listed)."""
+    w = _warn(kind, f"... and {n} more {kind} warnings (a large corpus lists the first {KEPT_PER_KIND} of each kind)")
+    w.count = n
+    return w
+
+
 def estimate_tokens(text: str) -> int:
     """Rough token count without a tokenizer: the larger of words x 1.3 and chars / 4."""
     return int(max(len(text.split()) * 1.3, len(text) / 4))
@@ -289,8 +300,8 @@ def summarize(c: Collection) -> dict[str, Any]:
     for w in c.warnings:
         entry = warnings.setdefault(w.kind, {"count": 0, "examples": [],
                                              "explanation": WARNING_KINDS.get(w.kind, w.kind)})
-        entry["count"] += 1
-        ids = getattr(w, "ids", ()) or (w.message,)
+        entry["count"] += w.count
+        ids = getattr(w, "ids", ()) or ((w.message,) if w.count == 1 else ())
         for i in ids:
             if len(entry["examples"]) < 3 and i not in entry["examples"]:
                 entry["examples"].append(i)

@@ -249,3 +249,28 @@ def test_document_length_statistics_equal_the_statistics_module(tmp_path, cache,
         assert got["document chars max"] == max(chars)
         assert got["document words mean"] == statistics.mean(words)
         assert got["documents with title"] == sum(1 for d in docs if d["title"])
+
+
+def test_a_large_corpus_keeps_the_first_warnings_of_each_kind_and_counts_the_rest(tmp_path, cache, monkeypatch):
+    from custom_tasks import validate
+    from custom_tasks.validate import summarize
+
+    monkeypatch.setattr(stored_corpus, "KEPT_PER_KIND", 3)
+    monkeypatch.setattr(validate, "KEPT_PER_KIND", 3)
+    docs = _tricky_docs(20_000)
+    for i in range(100, 20_000, 1000):  # 20 more title-only, 20 long, 20 repeating document 3's text
+        docs[i]["text"], docs[i]["title"] = "", "Some title"
+        docs[i + 1]["text"] = "long " * 700
+        docs[i + 2]["text"] = docs[3]["text"]
+    _write_beir(tmp_path / "kb", docs)
+    plain = _load({"format": "beir", "path": "kb"}, tmp_path, monkeypatch, stored=False)
+    stored = _load({"format": "beir", "path": "kb"}, tmp_path, monkeypatch, stored=True)
+    assert stored.warning_counts() == plain.warning_counts()
+    assert stored.warning_counts()["long_document"] > 20
+    assert summarize(stored) == summarize(plain)  # counts and the first three examples of each kind
+    assert format_summary(stored) == format_summary(plain)
+    per_kind = {k: sum(1 for w in stored.warnings if w.kind == k) for k in stored.warning_counts()}
+    assert max(per_kind.values()) <= 4  # three kept + one "... and N more" entry
+    more = [w for w in stored.warnings if w.count > 1]
+    assert {w.kind for w in more} == {"title_only_document", "long_document", "duplicate_doc_text"}
+    assert len(json.loads((stored.corpus.folder / "meta.json").read_text())["doc_warnings"]) <= 6

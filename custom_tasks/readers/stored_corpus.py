@@ -21,8 +21,8 @@ from ..corpus_store import FORMAT_VERSION, CorpusStore, cache_root
 from ..corpus_store_writer import InvalidText, StoreWriter
 from ..errors import CollectionError
 from ..store_threshold import wants_store  # noqa: F401  (moved there: no pyarrow; kept importable here)
-from ..validate import (LONG_DOC_TOKENS, CollectionBuilder, check_doc_text, doc_key_and_tokens,
-                        duplicate_doc_warning, long_doc_warning, title_only_warning)
+from ..validate import (KEPT_PER_KIND, LONG_DOC_TOKENS, CollectionBuilder, check_doc_text, doc_key_and_tokens,
+                        duplicate_doc_warning, long_doc_warning, more_warnings, title_only_warning)
 from ._io import Table, as_id, count_rows_upper_bound, display_path
 from .tables import corpus_rows
 
@@ -59,8 +59,13 @@ def load_corpus_stored(b: CollectionBuilder, t: Table, doc_id: str, title: str, 
         except OSError as e:
             raise CollectionError(display_path(folder), f"cannot write the corpus cache ({e.strerror or e}): "
                                   f"set PRIVATE_MTEB_CORPUS_CACHE to a writable folder with free space") from None
-    warnings: list[CollectionWarning] = [title_only_warning(t, loc, did) for loc, did in store.meta["title_only"]]
-    b.use_stored_corpus(store, warnings, [_doc_warning(w) for w in store.meta["doc_warnings"]])
+    meta = store.meta
+    warnings: list[CollectionWarning] = [title_only_warning(t, loc, did) for loc, did in meta["title_only"]]
+    if meta.get("title_only_more"):
+        warnings.append(more_warnings("title_only_document", meta["title_only_more"]))
+    doc_warnings = [_doc_warning(w) for w in meta["doc_warnings"]]
+    doc_warnings += [more_warnings(kind, n) for kind, n in meta.get("doc_warnings_more", {}).items() if n]
+    b.use_stored_corpus(store, warnings, doc_warnings)
 
 
 def _doc_warning(entry: list[Any]) -> CollectionWarning:
@@ -77,9 +82,12 @@ def _build(t: Table, folder: Path, doc_id: str, title: str, text: str) -> Corpus
         dup = writer.first_duplicate()
         if dup is not None:
             raise _duplicate_error(t, dup)
-        entries = sorted([(row, 0, ["dup", *rest]) for row, rest in _duplicate_texts(writer)]
-                         + [(row, 1, ["long", did, n]) for row, did, n in long_docs])
-        meta = {"source": str(t.path), "title_only": title_only, "doc_warnings": [e for _, _, e in entries]}
+        dups = _duplicate_texts(writer)
+        entries = sorted([(row, 0, ["dup", *rest]) for row, rest in dups.kept]
+                         + [(row, 1, ["long", did, n]) for row, did, n in long_docs.kept])
+        meta = {"source": str(t.path), "title_only": title_only.kept, "title_only_more": title_only.more,
+                "doc_warnings": [e for _, _, e in entries],
+                "doc_warnings_more": {"duplicate_doc_text": dups.more, "long_document": long_docs.more}}
         store = writer.commit(meta)
         committed = True
         return store
@@ -88,11 +96,31 @@ def _build(t: Table, folder: Path, doc_id: str, title: str, text: str) -> Corpus
             writer.discard()
 
 
-def _stream(t: Table, writer: StoreWriter, doc_id: str, title: str, text: str,
-            ) -> tuple[list[tuple[int, str]], list[tuple[int, str, int]]]:
+class _Earliest:
+    """The first ``KEPT_PER_KIND`` findings by their first field (row or line), and how many more there were."""
+
+    def __init__(self) -> None:
+        self.kept: list[Any] = []
+        self.total = 0
+
+    def add(self, item: Any) -> None:
+        self.total += 1
+        self.kept.append(item)
+        if len(self.kept) >= 2 * KEPT_PER_KIND:  # bounded: trim to the earliest now and then
+            self.kept = sorted(self.kept)[:KEPT_PER_KIND]
+
+    def finish(self) -> _Earliest:
+        self.kept = sorted(self.kept)[:KEPT_PER_KIND]
+        return self
+
+    @property
+    def more(self) -> int:
+        return self.total - len(self.kept)
+
+
+def _stream(t: Table, writer: StoreWriter, doc_id: str, title: str, text: str) -> tuple[_Earliest, _Earliest]:
     """Every row into the writer; the checks of ``add_doc`` in its order (a repeated id wins over later errors)."""
-    title_only: list[tuple[int, str]] = []
-    long_docs: list[tuple[int, str, int]] = []
+    title_only, long_docs = _Earliest(), _Earliest()
     row = 0
     try:
         for loc, raw_id, title_s, text_s in corpus_rows(t, doc_id, title, text):
@@ -102,9 +130,9 @@ def _stream(t: Table, writer: StoreWriter, doc_id: str, title: str, text: str,
             key, n = doc_key_and_tokens(title_s, text_s)
             writer.add(loc, did, title_s, text_s, hash(key))
             if check_doc_text(t, loc, did, title_s, text_s) is not None:
-                title_only.append((loc, did))
+                title_only.add((loc, did))
             if n > LONG_DOC_TOKENS:
-                long_docs.append((row, did, n))
+                long_docs.add((row, did, n))
             row += 1
     except InvalidText as e:
         raise t.error(e.row, "a document holds a lone UTF-16 surrogate (an escape such as \\ud800 without its "
@@ -114,7 +142,7 @@ def _stream(t: Table, writer: StoreWriter, doc_id: str, title: str, text: str,
         if dup is not None:
             raise _duplicate_error(t, dup) from None
         raise
-    return title_only, long_docs
+    return title_only.finish(), long_docs.finish()
 
 
 def _duplicate_error(t: Table, dup: tuple[int, int, str]) -> CollectionError:
@@ -122,9 +150,9 @@ def _duplicate_error(t: Table, dup: tuple[int, int, str]) -> CollectionError:
     return t.error(loc, f"duplicate document id {did!r} (first at {t.where(first_loc)})")
 
 
-def _duplicate_texts(writer: StoreWriter) -> list[tuple[int, list[str]]]:
-    """(row, [id, 'text' or 'title', first id]) for documents repeating an earlier one's text (confirmed)."""
-    out: list[tuple[int, list[str]]] = []
+def _duplicate_texts(writer: StoreWriter) -> _Earliest:
+    """(row, [id, 'text' or 'title', first id]) of documents repeating an earlier one's text (confirmed)."""
+    out = _Earliest()
     table: pa.Table | None = None
     for rows in writer.key_groups():
         table = table if table is not None else writer.table()
@@ -133,7 +161,7 @@ def _duplicate_texts(writer: StoreWriter) -> list[tuple[int, list[str]]]:
             doc = table.slice(row, 1).to_pylist()[0]
             key, _ = doc_key_and_tokens(doc["title"], doc["text"])
             if key in first:
-                out.append((row, [doc["id"], key[0], first[key]]))
+                out.add((row, [doc["id"], key[0], first[key]]))
             else:
                 first[key] = doc["id"]
-    return out
+    return out.finish()
