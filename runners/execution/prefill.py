@@ -68,13 +68,16 @@ def encode_block(model: CachedEncoder, block: DocumentBlock, *, task_metadata: A
     if not len(keys):
         return np.zeros((0, model.store.dim or 0), np.float32)
     unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
     store = model.store
     shard_of, row_of = store.locate(unique)
-    n_encoded = 0
+    rows, new = np.zeros(0, np.int64), None
     if (shard_of < 0).any():
         with env_faults(store.folder), store.lock():
+            shards = len(store._shards)
             store.refresh()  # another run may have stored them while we waited
-            shard_of, row_of = store.locate(unique)
+            if len(store._shards) != shards:
+                shard_of, row_of = store.locate(unique)
             missing = np.flatnonzero(shard_of < 0)
             if len(missing):
                 rows = np.sort(first[missing])  # first occurrences, in corpus order, as CachedEncoder.encode
@@ -83,12 +86,17 @@ def encode_block(model: CachedEncoder, block: DocumentBlock, *, task_metadata: A
                     task_metadata=task_metadata, hf_split=hf_split, hf_subset=hf_subset,
                     prompt_type=prompt_type, **encode_kwargs))
                 store.add(keys[rows], new)
-                n_encoded = len(rows)
-                shard_of, row_of = store.locate(unique)
-    inverse = inverse.reshape(-1)
-    vectors = store.gather(shard_of[inverse], row_of[inverse])  # one copy, in block order
-    model.encoded += n_encoded
-    model.reused += len(keys) - n_encoded
+    # hits copied out of the memory maps, misses from what was just stored (the same float32 values)
+    where, at = shard_of[inverse], row_of[inverse]
+    hit = where >= 0
+    vectors = np.empty((len(keys), store.dim or new.shape[1]), np.float32)
+    vectors[hit] = store.gather(where[hit], at[hit])
+    if new is not None:
+        in_new = np.full(len(unique), -1, np.int64)
+        in_new[inverse[rows]] = np.arange(len(rows))
+        vectors[~hit] = new[in_new[inverse[~hit]]]
+    model.encoded += len(rows)
+    model.reused += len(keys) - len(rows)
     return vectors
 
 
