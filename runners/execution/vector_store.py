@@ -5,8 +5,8 @@ Each shard is two `.npy` files: `shard-<id>.vec.npy` (float32, n x d) and `shard
 the keys file is renamed last and is the commit marker, so a run killed mid-write leaves either a
 whole shard or nothing readable (an orphan `.vec.npy` is ignored and removed by `compact`). Vectors
 are opened with `mmap_mode='r'`: lookups copy only the rows asked for; the page cache, not the
-process heap, holds the rest. The index is a sorted key array per shard (`np.searchsorted`), about
-24 bytes a vector instead of a Python dict's ~150. Old `.npz` shards are migrated on first open.
+process heap, holds the rest. The index is a sorted key array per shard (`np.searchsorted`), 16 bytes
+a vector in memory (the rows stay in the memory-mapped keys file) instead of a Python dict's ~150. Old `.npz` shards are migrated on first open.
 """
 
 from __future__ import annotations
@@ -47,13 +47,13 @@ def _save_atomic(path: Path, array: np.ndarray) -> None:
 
 
 class _Shard:
-    """One committed shard: a sorted key index in memory, the vectors memory-mapped."""
+    """One committed shard: its sorted keys in memory (16 bytes each), rows and vectors memory-mapped."""
 
     def __init__(self, stem: Path) -> None:
         self.stem = stem
-        index = np.load(f"{stem}.keys.npy", allow_pickle=False)
-        self.keys: np.ndarray = np.ascontiguousarray(index["key"])
-        self.rows: np.ndarray = np.ascontiguousarray(index["row"])
+        index = np.load(f"{stem}.keys.npy", allow_pickle=False, mmap_mode="r")
+        self.keys: np.ndarray = np.ascontiguousarray(index["key"])  # searchsorted needs them contiguous
+        self.rows: np.ndarray = index["row"]  # read only at hits: file-backed pages, not the heap
         self.vectors: np.ndarray = np.load(f"{stem}.vec.npy", mmap_mode="r", allow_pickle=False)
         if self.vectors.ndim != 2 or (len(self.rows) and self.rows.max() >= len(self.vectors)):
             raise ValueError(f"{stem}: keys and vectors disagree")
