@@ -7,7 +7,7 @@ exactly as `mteb._create_dataloaders._corpus_to_dict` builds it, keyed like `Cac
 `text_key`, same prompt key), looked up in one vectorised pass over the memory-mapped store, and only
 the missing texts go to the model, through `CachedEncoder._encode_rows` (same order, batches and progress
 reporting as a normal run). The vectors returned are the ones `CachedEncoder.encode` would return, bit for
-bit: hits are copied out of the same shards, misses are stored first.
+bit: hits are copied out of the same shards, misses are the float32 values just stored.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def model_text(title: str | None, body: str) -> str:
 def read_block(corpus: Any, start: int, stop: int) -> DocumentBlock:
     """Rows [start, stop) of an mteb corpus Dataset (in memory or memory-mapped), read as Arrow columns."""
     table = corpus.with_format("arrow")[start:stop]
-    ids = [str(i) for i in table.column("id").to_pylist()]
+    ids = table.column("id").to_pylist()  # as mteb reads them: ties in its heap break on these values
     bodies = table.column("text").to_pylist()
     titles = table.column("title").to_pylist() if "title" in table.column_names else [""] * len(bodies)
     titles = [t or "" for t in titles]
