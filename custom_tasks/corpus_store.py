@@ -201,14 +201,24 @@ class CorpusStore(Mapping[str, dict[str, str]]):
         return None
 
     def positions(self, ids: Iterable[str]) -> np.ndarray:
-        """Rows of many ids at once (int64, -1 where an id is absent)."""
+        """Rows of many ids at once (int64, -1 where an id is absent): hashed, searched and confirmed in bulk."""
         ids = list(ids)
         out = np.full(len(ids), -1, dtype=np.int64)
-        if not ids:
+        if not ids or not self._n:
             return out
-        for k, (doc_id, h) in enumerate(zip(ids, hash_ids(pa.array(ids, type=pa.string())).tolist())):
-            for row in self._candidates(h):
-                if self._id_at(row) == doc_id:
+        shift, mask = np.uint64(self.row_bits), np.uint64((1 << self.row_bits) - 1)
+        lo_keys = (hash_ids(pa.array(ids, type=pa.string())) >> shift) << shift
+        lo = np.searchsorted(self._index, lo_keys, side="left")
+        hi = np.searchsorted(self._index, lo_keys | mask, side="right")
+        single = np.flatnonzero(hi - lo == 1)  # the usual case: one candidate row, confirmed on its id
+        if len(single):
+            rows = (np.asarray(self._index[lo[single]]) & mask).astype(np.int64)
+            found, _, _ = self._take(rows)
+            same = np.fromiter((a == ids[k] for a, k in zip(found, single.tolist())), dtype=bool, count=len(single))
+            out[single[same]] = rows[same]
+        for k in np.flatnonzero(hi - lo > 1).tolist():  # a shared hash prefix: check each candidate
+            for row in self._candidates(hash_id(ids[k])):
+                if self._id_at(row) == ids[k]:
                     out[k] = row
                     break
         return out

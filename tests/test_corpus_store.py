@@ -274,3 +274,23 @@ def test_a_large_corpus_keeps_the_first_warnings_of_each_kind_and_counts_the_res
     more = [w for w in stored.warnings if w.count > 1]
     assert {w.kind for w in more} == {"title_only_document", "long_document", "duplicate_doc_text"}
     assert len(json.loads((stored.corpus.folder / "meta.json").read_text())["doc_warnings"]) <= 6
+
+
+def test_hash_collisions_are_confirmed_on_the_real_ids(tmp_path):
+    from custom_tasks.corpus_store_writer import StoreWriter
+
+    # 60 row bits leave 4 hash bits: every id shares its hash prefix with ~1/16 of the others
+    w = StoreWriter(tmp_path / "s", max_rows=2**59)
+    for i in range(3000):
+        w.add(i + 1, f"id{i}", "", f"text {i}")
+    assert w.first_duplicate() is None  # many equal prefixes, no equal ids
+    store = w.commit({})
+    assert store.row_bits == 60
+    queries = [f"id{i}" for i in range(0, 3200, 7)]
+    assert store.positions(queries).tolist() == [i if i < 3000 else -1 for i in range(0, 3200, 7)]
+    assert store["id2999"]["text"] == "text 2999" and "id3000" not in store
+    w = StoreWriter(tmp_path / "t", max_rows=2**59)
+    for i in range(3000):
+        w.add(i + 1, f"id{i % 2500}", "", "x")
+    assert w.first_duplicate() == (1, 2501, "id0")
+    w.discard()
