@@ -43,9 +43,10 @@ def _plain_dataset_revision(results_dir: Path, model: str, task: str) -> str | N
     return existing_dataset_revision(task_result_path(results_dir, model, rev, task)) if rev else None
 
 
-def config_curves(results_dir: Path, cfg: BenchmarkConfig, metric: str, n_resamples: int | None = None,
-                  models: list[str] | None = None) -> list[StoredCurve]:
-    """Every (growth entry, task) of the config with its stored curve for `metric`, or a note saying why not."""
+def _stored_records(results_dir: Path, cfg: BenchmarkConfig, models: list[str] | None = None
+                    ) -> list[tuple[GrowthEntry, str, str, dict[str, Any] | None, str]]:
+    """(entry, model, task, stored record or None, note why none) of every (growth entry, task) of the config:
+    the files are read once, whatever the number of metrics shown from them."""
     out = []
     for entry in growth_entries(cfg):
         spec = base_spec(cfg, entry.model)
@@ -57,19 +58,34 @@ def config_curves(results_dir: Path, cfg: BenchmarkConfig, metric: str, n_resamp
             ds = _plain_dataset_revision(results_dir, name, task)
             record = stored_growth(results_dir, name, task, growth_match(entry), ds)
             if record is None:
-                out.append(StoredCurve(entry, name, task, None, f"no stored growth curve of {name} on {task}"
-                                       + (" for the current data" if ds else "") + ": run `private-mteb growth`"))
+                out.append((entry, name, task, None, f"no stored growth curve of {name} on {task}"
+                            + (" for the current data" if ds else "") + ": run `private-mteb growth`"))
                 continue
-            if entry.label:
-                record = {**record, "label": entry.label}
-            try:
-                curve = growth_curve(record, metric, n_resamples or cfg.stats.resamples, cfg.stats.seed,
-                                     cfg.stats.confidence)
-            except AnalysisError as e:
-                out.append(StoredCurve(entry, name, task, None, str(e)))
-                continue
-            out.append(StoredCurve(entry, name, task, curve))
+            out.append((entry, name, task, {**record, "label": entry.label} if entry.label else record, ""))
     return out
+
+
+def _curves(records: list[tuple[GrowthEntry, str, str, dict[str, Any] | None, str]], cfg: BenchmarkConfig,
+            metric: str, n_resamples: int | None = None) -> list[StoredCurve]:
+    out = []
+    for entry, name, task, record, note in records:
+        if record is None:
+            out.append(StoredCurve(entry, name, task, None, note))
+            continue
+        try:
+            curve = growth_curve(record, metric, n_resamples or cfg.stats.resamples, cfg.stats.seed,
+                                 cfg.stats.confidence)
+        except AnalysisError as e:
+            out.append(StoredCurve(entry, name, task, None, str(e)))
+            continue
+        out.append(StoredCurve(entry, name, task, curve))
+    return out
+
+
+def config_curves(results_dir: Path, cfg: BenchmarkConfig, metric: str, n_resamples: int | None = None,
+                  models: list[str] | None = None) -> list[StoredCurve]:
+    """Every (growth entry, task) of the config with its stored curve for `metric`, or a note saying why not."""
+    return _curves(_stored_records(results_dir, cfg, models), cfg, metric, n_resamples)
 
 
 def growth_rows(results_dir: Path, cfg: BenchmarkConfig, metrics: list[str],
@@ -77,8 +93,9 @@ def growth_rows(results_dir: Path, cfg: BenchmarkConfig, metrics: list[str],
     """Experiments-table rows (kind 'growth'): the metric per measured fraction, then the fitted or
     extrapolated value at 2x and 10x the corpus, each with its CI and the trend per doubling."""
     rows: list[dict[str, Any]] = []
+    records = _stored_records(results_dir, cfg, models)
     for metric in metrics:
-        for sc in config_curves(results_dir, cfg, metric, models=models):
+        for sc in _curves(records, cfg, metric):
             c = sc.curve
             if c is None:
                 continue
