@@ -11,7 +11,7 @@ from typing import Any, Callable, Hashable, Literal, Mapping, Sequence
 
 import pandas as pd
 
-from .stats import PAIR_COLUMNS, CIMethod, align_scores, ci_columns, pair_columns, power_line
+from .stats import PAIR_COLUMNS, CIMethod, _n_common, align_scores, ci_columns, pair_columns, power_line
 
 PerQuery = Mapping[str, pd.Series]
 
@@ -96,9 +96,7 @@ def breakdown(per_query: PerQuery, tags: pd.DataFrame | None,
     cols = list(tags.columns) if tags is not None and tag_columns is None else (tag_columns or [])
     for c in cols:
         for v, sub in by_tag(per_query, tags, c).items():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                n_common = len(align_scores(sub).ids) if all(len(s) for s in sub.values()) else 0
+            n_common = _n_common(sub)
             if n_common < min_queries:
                 warnings.warn(f"subset {c}={v} has {n_common} queries (< {min_queries}); skipped",
                               UserWarning, stacklevel=2)
