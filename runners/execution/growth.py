@@ -90,7 +90,10 @@ def nested_subsets(corpus_ids: list[str], labelled: set[str], fractions: list[fl
 
 
 def _subset(collection: Collection, ids: list[str], extra: Mapping[str, dict[str, str]]) -> Collection:
-    corpus = {d: extra[d] if d in extra else collection.corpus[d] for d in ids}
+    keep = set(ids)
+    # one streamed pass: a disk-backed CorpusStore yields items() batch by batch instead of a lookup per id
+    found = {d: doc for d, doc in collection.corpus.items() if d in keep}
+    corpus = {d: extra[d] if d in extra else found[d] for d in ids}
     return Collection(name=collection.name, corpus=corpus, queries=collection.queries, qrels=collection.qrels,
                       query_tags=collection.query_tags)
 
