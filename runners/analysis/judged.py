@@ -62,7 +62,7 @@ def judged_at_k(rankings: Mapping[str, Mapping[str, float]], qrels: Mapping[str,
     """`judged_scores` as a pandas Series named ``judged_at_<k>``."""
     import pandas as pd  # lazy: only the pandas API pays for it
 
-    return pd.Series(judged_scores(rankings, qrels, k), dtype=float, name=f"judged_at_{k}").sort_index()
+    return pd.Series(judged_scores(rankings, qrels, k), dtype=float, name=f"judged_at_{k}")  # sorted already
 
 
 def nan_mean(scores: Mapping[Any, float]) -> float:

@@ -138,7 +138,7 @@ def load_scores(results_dir: Path, model_name: str, task_name: str, metric: str 
     import pandas as pd  # lazy: only the pandas API pays for it
 
     scores = load_score_map(results_dir, model_name, task_name, metric, split, revision, subset)
-    return pd.Series(scores, name=model_name, dtype=float).sort_index()
+    return pd.Series(scores, name=model_name, dtype=float)  # already sorted by query id
 
 
 def per_query_scores(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", split: str = "test",
