@@ -20,6 +20,9 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.bench_scale import doc_text  # noqa: E402  (the same synthetic documents)
 
 CHILD = r"""
 import json, sys, threading, time
@@ -48,29 +51,27 @@ print(json.dumps({"docs": n, "kind": type(c.corpus).__name__, "load_s": t1 - t0,
 """
 
 
-def doc_text(i: int) -> str:
-    return f"document {i} about topic {i % 997} and subject {i % 101} with detail {i * 7919 % 100003}"
-
-
-def make_corpus(folder: Path, n: int) -> Path:
+def make_corpus(folder: Path, n: int, n_queries: int = 500) -> Path:
+    """A BEIR folder of ``n`` synthetic documents; query j is relevant to document j*7 (also tests/test_corpus_memory.py)."""
     (folder / "qrels").mkdir(parents=True)
     with open(folder / "corpus.jsonl", "w") as f:
         for i in range(n):
             f.write(json.dumps({"_id": f"d{i}", "title": "", "text": doc_text(i)}) + "\n")
     (folder / "queries.jsonl").write_text("".join(json.dumps({"_id": f"q{j}", "text": f"question {j}"}) + "\n"
-                                                  for j in range(500)))
+                                                  for j in range(n_queries)))
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n"
-                                               + "".join(f"q{j}\td{(j * 7) % n}\t1\n" for j in range(500)))
+                                               + "".join(f"q{j}\td{(j * 7) % n}\t1\n" for j in range(n_queries)))
     return folder
 
 
-def run_child(folder: Path, cache: Path, min_docs: str) -> dict:
+def run_child(folder: Path, cache: Path, min_docs: str, timeout: float | None = None) -> dict:
+    """``CHILD`` on ``folder`` in a fresh process; its JSON line. A failed child raises with its stderr's tail."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "PRIVATE_MTEB_CORPUS_CACHE": str(cache),
            "PRIVATE_MTEB_STORE_MIN_DOCS": min_docs, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     out = subprocess.run([sys.executable, "-c", CHILD, str(folder)], env=env, cwd=REPO, capture_output=True,
-                         text=True)
+                         text=True, timeout=timeout)
     if out.returncode != 0:
-        raise SystemExit(f"error: benchmark child failed: {out.stderr.strip().splitlines()[-1:]}")
+        raise SystemExit(f"error: benchmark child failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
