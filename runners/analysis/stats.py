@@ -95,8 +95,7 @@ def _duplicates(ids: list[Hashable]) -> list[Hashable]:
     return dup
 
 
-def align_scores(per_query: Mapping[str, Scores], on_mismatch: Literal["warn", "raise"] = "warn",
-                 stacklevel: int = 3) -> Aligned:
+def align_scores(per_query: Mapping[str, Scores], on_mismatch: Literal["warn", "raise"] = "warn") -> Aligned:
     """Inner-join candidates on query_id.
 
     Paired statistics are only meaningful on the same queries, so queries not
@@ -125,7 +124,7 @@ def align_scores(per_query: Mapping[str, Scores], on_mismatch: Literal["warn", "
                f"using the {len(common)} common queries")
         if on_mismatch == "raise":
             raise ValueError(msg)
-        warnings.warn(msg, UserWarning, stacklevel=stacklevel)
+        warnings.warn(msg, UserWarning, stacklevel=3)
     if not common:
         raise ValueError("no query is scored by every candidate")
     try:
