@@ -8,16 +8,7 @@ from datasets import Dataset
 
 from runners.execution.synthetic import SyntheticEncoder, synthetic_vectors
 from runners.search.exact import BlockwiseExactIndex, MmapExactSearch, blockwise_top_k
-
-
-@pytest.fixture(scope="module")
-def tiny_task():
-    import custom_tasks
-    from tests.conftest import TINY_YAML
-
-    task = custom_tasks.get_task(str(TINY_YAML))
-    task.load_data()
-    return task
+from tests.search_fixture import queries, search_kwargs, tiny_task  # noqa: F401  (tiny_task: a fixture)
 
 
 def _corpus(n: int) -> Dataset:
@@ -26,26 +17,20 @@ def _corpus(n: int) -> Dataset:
     return Dataset.from_dict({"id": ids, "text": [f"text {i % 17}" for i in range(n)], "title": [""] * n})
 
 
-def _queries(n: int) -> Dataset:
-    return Dataset.from_dict({"id": [f"q{i}" for i in range(n)], "text": [f"text {i}" for i in range(n)]})
-
-
 @pytest.mark.parametrize(("n_docs", "chunk", "top_k", "ties"), [(230, 40, 5, 4), (230, 40, 60, 4), (97, 1000, 10, 3),
                                                                 (300, 64, 10, 0)])
 def test_same_results_as_mteb_search_including_ties(tiny_task, tmp_path, n_docs, chunk, top_k, ties):
     from mteb.models.search_wrappers import SearchEncoderWrapper
 
     enc = SyntheticEncoder(dim=16, ties=ties)
-    corpus, queries = _corpus(n_docs), _queries(7)
-    kw = {"task_metadata": tiny_task.metadata, "hf_split": "test", "hf_subset": "default",
-          "encode_kwargs": {"batch_size": 32, "show_progress_bar": False}}
+    corpus, qs, kw = _corpus(n_docs), queries(7), search_kwargs(tiny_task)
     ref = SearchEncoderWrapper(enc, corpus_chunk_size=chunk)
     ref.index(corpus, **kw)
-    expected = ref.search(queries, top_k=top_k, **kw)
+    expected = ref.search(qs, top_k=top_k, **kw)
     ours = MmapExactSearch(enc, workdir=tmp_path, corpus_chunk_size=chunk)
     ours.index(corpus, **kw)
     assert isinstance(ours.backend.vectors, np.memmap)
-    got = ours.search(queries, top_k=top_k, **kw)
+    got = ours.search(qs, top_k=top_k, **kw)
     assert got == expected
     for qid in expected:  # same scores, same documents, and the same dict order
         assert list(got[qid].items()) == list(expected[qid].items())

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,16 +15,7 @@ from runners.execution.embedding_cache import CachedEncoder, EmbeddingStore
 from runners.execution.large_corpus import LargeCorpusSearch, search_model_for
 from runners.execution.prefill import encode_block, model_text, read_block
 from runners.execution.synthetic import SyntheticEncoder
-
-
-@pytest.fixture(scope="module")
-def tiny_task():
-    import custom_tasks
-    from tests.conftest import TINY_YAML
-
-    task = custom_tasks.get_task(str(TINY_YAML))
-    task.load_data()
-    return task
+from tests.search_fixture import queries, search_kwargs, tiny_task  # noqa: F401  (tiny_task: a fixture)
 
 
 def _corpus(n: int) -> Dataset:
@@ -34,10 +27,6 @@ def _corpus(n: int) -> Dataset:
     return Dataset.from_dict({"id": ids, "title": titles, "text": texts})
 
 
-def _queries(n: int) -> Dataset:
-    return Dataset.from_dict({"id": [f"q{i}" for i in range(n)], "text": [f"text {i}" for i in range(n)]})
-
-
 def _cached(tmp_path, name: str, ties: int) -> CachedEncoder:
     return CachedEncoder(SyntheticEncoder(dim=16, ties=ties), EmbeddingStore(tmp_path / name))
 
@@ -47,18 +36,16 @@ def _cached(tmp_path, name: str, ties: int) -> CachedEncoder:
 def test_same_results_and_cache_as_mteb_default_path(tiny_task, tmp_path, n_docs, chunk, top_k, ties):
     from mteb.models.search_wrappers import SearchEncoderWrapper
 
-    corpus, queries = _corpus(n_docs), _queries(7)
-    kw = {"task_metadata": tiny_task.metadata, "hf_split": "test", "hf_subset": "default",
-          "encode_kwargs": {"batch_size": 32, "show_progress_bar": False}}
+    corpus, qs, kw = _corpus(n_docs), queries(7), search_kwargs(tiny_task)
     ref_model = _cached(tmp_path, "ref", ties)
     ref = SearchEncoderWrapper(ref_model, corpus_chunk_size=chunk)
     ref.index(corpus, **kw)
-    expected = ref.search(queries, top_k=top_k, **kw)
+    expected = ref.search(qs, top_k=top_k, **kw)
     for attempt in ("cold", "warm"):  # cold: encodes into an empty cache; warm: all hits
         ours_model = _cached(tmp_path, "ours", ties)
         ours = LargeCorpusSearch(ours_model, corpus_chunk_size=chunk)
         ours.index(corpus, **kw)
-        got = ours.search(queries, top_k=top_k, **kw)
+        got = ours.search(qs, top_k=top_k, **kw)
         for qid in expected:  # same scores, same documents, and the same dict order
             assert list(got[qid].items()) == list(expected[qid].items()), attempt
         assert (ours_model.encoded, ours_model.reused) == ((ref_model.encoded, ref_model.reused) if attempt == "cold"
@@ -99,25 +86,32 @@ def test_search_model_for_uses_the_threshold(tiny_task, tmp_path):
     assert search_model_for(raw, tiny_task, 0) is raw  # only cached dense encoders take the large path
 
 
-def test_run_benchmark_large_path_scores_identical(tmp_path, tiny_copy):
-    """The same benchmark run with the threshold at 0 (large path) and the default: identical TaskResults."""
+def _run_default_and_large(tmp_path, task_yaml, model: dict, batch_size: int) -> list[tuple[Any, Path]]:
+    """The same benchmark run by the default path, then by the large path (threshold 0): (record, results dir)."""
     import yaml
 
     from runners.config.benchmark import BenchmarkConfig
     from runners.execution.run import run_benchmark
 
-    scores = []
+    runs = []
     for name, threshold in (("default", 200_000), ("large", 0)):
-        cfg_path = tmp_path / f"{name}.yaml"
+        cfg_path, results = tmp_path / f"{name}.yaml", tmp_path / f"results-{name}"
         cfg_path.write_text(yaml.safe_dump({
-            "tasks": [str(tiny_copy)], "results_dir": str(tmp_path / f"results-{name}"),
-            "models": [{"name": "synthetic/hash", "revision": "1", "factory": "runners.execution.synthetic:make_encoder",
-                        "factory_kwargs": {"dim": 32, "ties": 5}}],
-            "encode": {"batch_size": 16, "large_corpus_docs": threshold}}))
+            "tasks": [str(task_yaml)], "results_dir": str(results), "models": [model],
+            "encode": {"batch_size": batch_size, "large_corpus_docs": threshold}}))
         rec = run_benchmark(BenchmarkConfig.from_file(cfg_path), show_progress=False)[0]
         assert rec.status == "ran" and rec.encoded > 0
-        result = next(p for p in (tmp_path / f"results-{name}").glob("results/*/*/*.json")
-                      if p.name != "model_meta.json")
+        runs.append((rec, results))
+    return runs
+
+
+def test_run_benchmark_large_path_scores_identical(tmp_path, tiny_copy):
+    """The same benchmark run with the threshold at 0 (large path) and the default: identical TaskResults."""
+    model = {"name": "synthetic/hash", "revision": "1", "factory": "runners.execution.synthetic:make_encoder",
+             "factory_kwargs": {"dim": 32, "ties": 5}}
+    scores = []
+    for _, results in _run_default_and_large(tmp_path, tiny_copy, model, 16):
+        result = next(p for p in results.glob("results/*/*/*.json") if p.name != "model_meta.json")
         scores.append(json.loads(result.read_text())["scores"])
     for a, b in zip(scores[0]["test"], scores[1]["test"]):
         assert {k: v for k, v in a.items() if k != "evaluation_time"} == \
@@ -132,9 +126,7 @@ def test_ann_from_blocks_equals_in_memory_index(tiny_task, tmp_path, kind, monke
     from runners.search.params import IndexParams
 
     monkeypatch.setattr(ann, "BLOCK_ROWS", 64)  # several blocks for the exact comparison
-    corpus, queries = _corpus(300), _queries(9)
-    kw = {"task_metadata": tiny_task.metadata, "hf_split": "test", "hf_subset": "default",
-          "encode_kwargs": {"batch_size": 32, "show_progress_bar": False}}
+    corpus, qs, kw = _corpus(300), queries(9), search_kwargs(tiny_task)
     params = IndexParams(kind, nlist=8, nprobe=2)
     runs = []
     for name, threshold in (("ram", 10**9), ("blocks", 0)):
@@ -142,7 +134,7 @@ def test_ann_from_blocks_equals_in_memory_index(tiny_task, tmp_path, kind, monke
         search = ann.AnnSearch(enc, params, enc.mteb_model_meta, None, block_vectors(enc), threshold, tmp_path / "w")
         search.index(corpus, **kw)
         assert isinstance(search.backend._vectors, np.memmap) == (name == "blocks")
-        runs.append((search.search(queries, top_k=20, **kw), search.agreement[("test", "default")]))
+        runs.append((search.search(qs, top_k=20, **kw), search.agreement[("test", "default")]))
         assert not list((tmp_path / "w").glob("*")) if (tmp_path / "w").exists() else True  # temp file removed
     (res_a, agr_a), (res_b, agr_b) = runs
     for qid in res_a:
@@ -176,21 +168,11 @@ def test_merge_skips_only_pushes_that_change_nothing():
 @pytest.mark.slow
 def test_minilm_cold_large_path_equals_default_path(tmp_path, tiny_copy):
     """A real model from an empty cache each time: the large path feeds it the same batches, so the same scores."""
-    import yaml
-
-    from runners.config.benchmark import BenchmarkConfig
-    from runners.execution.run import run_benchmark
     from tests.conftest import MINILM
 
     scores = []
-    for name, threshold in (("default", 200_000), ("large", 0)):
-        cfg_path = tmp_path / f"{name}.yaml"
-        cfg_path.write_text(yaml.safe_dump({
-            "tasks": [str(tiny_copy)], "results_dir": str(tmp_path / f"results-{name}"),
-            "models": [{"name": MINILM}], "encode": {"batch_size": 4, "large_corpus_docs": threshold}}))
-        rec = run_benchmark(BenchmarkConfig.from_file(cfg_path), show_progress=False)[0]
-        assert rec.status == "ran" and rec.encoded > 0
-        rankings = next((tmp_path / f"results-{name}").rglob("rankings_test.json.gz"))
+    for rec, results in _run_default_and_large(tmp_path, tiny_copy, {"name": MINILM}, 4):
+        rankings = next(results.rglob("rankings_test.json.gz"))
         with gzip.open(rankings, "rt") as f:
             ranked = json.load(f)["subsets"]["default"]
         numbers = {k: v for k, v in rec.scores.items() if isinstance(v, float) and k != "evaluation_time"}
