@@ -173,15 +173,19 @@ class CorpusStore(Mapping[str, dict[str, str]]):
         return self._dataset
 
     def row(self, i: int) -> tuple[str, str, str]:
-        b = int(np.searchsorted(self._starts, i, side="right")) - 1
         if not 0 <= i < self._n:
             raise IndexError(i)
-        batch, j = self._batches[b], i - int(self._starts[b])
+        batch, j = self._locate(i)
         return batch.column(0)[j].as_py(), batch.column(1)[j].as_py(), batch.column(2)[j].as_py()
 
-    def _id_at(self, i: int) -> str:
+    def _locate(self, i: int) -> tuple[pa.RecordBatch, int]:
+        """The batch holding row ``i`` and the row's place in it."""
         b = int(np.searchsorted(self._starts, i, side="right")) - 1
-        return self._batches[b].column(0)[i - int(self._starts[b])].as_py()
+        return self._batches[b], i - int(self._starts[b])
+
+    def _id_at(self, i: int) -> str:
+        batch, j = self._locate(i)
+        return batch.column(0)[j].as_py()
 
     def _candidates(self, h: int) -> Iterator[int]:
         """Rows whose id hash has the same high bits as ``h`` (usually one, confirmed by the caller)."""
@@ -213,14 +217,13 @@ class CorpusStore(Mapping[str, dict[str, str]]):
         single = np.flatnonzero(hi - lo == 1)  # the usual case: one candidate row, confirmed on its id
         if len(single):
             rows = (np.asarray(self._index[lo[single]]) & mask).astype(np.int64)
-            found, _, _ = self._take(rows)
+            (found,) = self._take(rows, columns=(0,))  # the ids only: titles and texts are not needed here
             same = np.fromiter((a == ids[k] for a, k in zip(found, single.tolist())), dtype=bool, count=len(single))
             out[single[same]] = rows[same]
         for k in np.flatnonzero(hi - lo > 1).tolist():  # a shared hash prefix: check each candidate
-            for row in self._candidates(hash_id(ids[k])):
-                if self._id_at(row) == ids[k]:
-                    out[k] = row
-                    break
+            row = self.position(ids[k])
+            if row is not None:
+                out[k] = row
         return out
 
     def content_hash_with(self, tail: bytes) -> str:
@@ -273,18 +276,17 @@ class CorpusStore(Mapping[str, dict[str, str]]):
         for start in range(lo, hi, chunk):
             yield from zip(*self._take(np.asarray(order[start:min(start + chunk, hi)], dtype=np.int64)))
 
-    def _take(self, rows: np.ndarray) -> tuple[list[str], list[str], list[str]]:
-        """id, title, text lists of the given rows in the given order, gathered batch by batch."""
+    def _take(self, rows: np.ndarray, columns: tuple[int, ...] = (0, 1, 2)) -> list[list[str]]:
+        """Lists of the given columns (0 id, 1 title, 2 text) of the given rows in their order, batch by batch."""
         which = np.searchsorted(self._starts, rows, side="right") - 1
-        out: list[list[Any]] = [[None] * len(rows) for _ in range(3)]
+        out: list[list[Any]] = [[None] * len(rows) for _ in columns]
         for b in np.unique(which).tolist():
             at = np.flatnonzero(which == b)
-            sub = self._batches[b].take(pa.array(rows[at] - self._starts[b]))
-            for c in range(3):
-                col = out[c]
-                for pos, value in zip(at.tolist(), sub.column(c).to_pylist()):
+            taken = pa.array(rows[at] - self._starts[b])
+            for col, c in zip(out, columns):
+                for pos, value in zip(at.tolist(), self._batches[b].column(c).take(taken).to_pylist()):
                     col[pos] = value
-        return out[0], out[1], out[2]
+        return out
 
 
 class _Items(ItemsView):
