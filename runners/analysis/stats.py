@@ -141,13 +141,18 @@ def _n_common(per_query: Mapping[str, Mapping[Hashable, float]]) -> int:
 
 
 # --------------------------------------------------------------------------- intervals and pairs
+def _counts(n: int, n_resamples: int, seed: int, counts: np.ndarray | None) -> np.ndarray:
+    return bootstrap_counts(n, n_resamples, seed) if counts is None else counts
+
+
 def ci_columns(a: Aligned, n_resamples: int = 10_000, confidence: float = 0.95,
-               method: CIMethod = "percentile", seed: int = 0) -> dict[str, Any]:
+               method: CIMethod = "percentile", seed: int = 0, *, counts: np.ndarray | None = None) -> dict[str, Any]:
     """Mean and bootstrap CI per candidate: columns candidate, n_queries, mean, ci_low, ci_high,
-    std (per-query SD, ddof=1)."""
+    std (per-query SD, ddof=1). ``counts``: ``bootstrap_counts(n_queries, n_resamples, seed)`` when the
+    caller already has it (pair_columns on the same queries uses the same matrix)."""
     x = np.asfortranarray(a.x)
     n = x.shape[0]
-    boot = bootstrap_counts(n, n_resamples, seed) @ x / n
+    boot = _counts(n, n_resamples, seed, counts) @ x / n
     low, high = ci_from_boot(boot, x, confidence, method)
     return {"candidate": list(a.names), "n_queries": n, "mean": x.mean(axis=0), "ci_low": low, "ci_high": high,
             "std": x.std(axis=0, ddof=1) if n > 1 else np.nan}
@@ -194,8 +199,10 @@ def ttest_rel_p(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def pair_columns(a: Aligned, n_resamples: int = 10_000, seed: int = 0, alpha: float = 0.05,
-                 metric: str = "score", method: CIMethod = "percentile") -> dict[str, Any] | None:
+                 metric: str = "score", method: CIMethod = "percentile", *,
+                 counts: np.ndarray | None = None) -> dict[str, Any] | None:
     """Every pair of candidates (a before b in input order), diff = a - b; None with one candidate.
+    ``counts``: as in ci_columns.
 
     * diff CI: paired bootstrap (same resampled queries for a and b), level 1-alpha,
       not adjusted for multiplicity.
@@ -215,7 +222,7 @@ def pair_columns(a: Aligned, n_resamples: int = 10_000, seed: int = 0, alpha: fl
         return None
     ia, ib = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
     d = x[:, ia] - x[:, ib]
-    boot = bootstrap_counts(n, n_resamples, seed) @ x / n  # diff of means is linear
+    boot = _counts(n, n_resamples, seed, counts) @ x / n  # diff of means is linear
     low, high = ci_from_boot(boot[:, ia] - boot[:, ib], d, 1.0 - alpha, method)
     p_rand = randomization_test(d, n_resamples, seed)
     p_t = np.array([ttest_rel_p(x[:, i], x[:, j]) for i, j in pairs], dtype=float)

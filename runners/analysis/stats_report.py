@@ -91,9 +91,12 @@ def stats_report(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", 
         subsets = [("all", per_query)] + (stats.tag_subsets(per_query, selected[1], selected[0]) if selected else [])
         for subset, scores in subsets:
             a = aligned if subset == "all" else stats.align_scores(scores)
-            intervals += stats.rows_of(stats.ci_columns(a, n_resamples, confidence, method, seed), subset)  # type: ignore[arg-type]
+            counts = stats.bootstrap_counts(len(a.ids), n_resamples, seed)  # one matrix for intervals and pairs
+            intervals += stats.rows_of(stats.ci_columns(a, n_resamples, confidence, method, seed,  # type: ignore[arg-type]
+                                                        counts=counts), subset)
             if len(per_query) > 1:
-                cols = stats.pair_columns(a, n_resamples, seed, metric=label, method=method)  # type: ignore[arg-type]
+                cols = stats.pair_columns(a, n_resamples, seed, metric=label, method=method,  # type: ignore[arg-type]
+                                          counts=counts)
                 pairs += stats.rows_of(cols, subset) if cols else []
         _, power = stats.power_line(aligned, metric=label)
     return StatsReport(task_name, metric, intervals, pairs, power, len(aligned.ids))
