@@ -40,8 +40,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .store_threshold import MIN_BYTES, MIN_DOCS, MIN_DOCS_ENV, min_docs  # noqa: F401  (pyarrow-free; re-exported)
-
 FORMAT_VERSION = 1
 CACHE_ENV = "PRIVATE_MTEB_CORPUS_CACHE"
 SCHEMA = pa.schema([("id", pa.string()), ("title", pa.string()), ("text", pa.string())])

@@ -20,7 +20,6 @@ from ..collection import CollectionWarning
 from ..corpus_store import FORMAT_VERSION, CorpusStore, cache_root
 from ..corpus_store_writer import InvalidText, StoreWriter
 from ..errors import CollectionError
-from ..store_threshold import wants_store  # noqa: F401  (moved there: no pyarrow; kept importable here)
 from ..validate import (KEPT_PER_KIND, LONG_DOC_TOKENS, CollectionBuilder, check_doc_text, doc_key_and_tokens,
                         duplicate_doc_warning, long_doc_warning, more_warnings, title_only_warning)
 from ._io import Table, as_id, count_rows_upper_bound, display_path
