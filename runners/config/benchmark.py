@@ -15,6 +15,7 @@ from custom_tasks.errors import ConfigError
 from .model_spec import ModelSpec
 
 DEFAULT_BENCHMARK = Path("configs/benchmarks/demo.yaml")
+LARGE_CORPUS_DOCS = 200_000  # default `encode.large_corpus_docs`
 
 
 class EncodeOptions(BaseModel):
@@ -27,7 +28,7 @@ class EncodeOptions(BaseModel):
     address: str | None = None  # Ray: "auto" (a cluster this machine belongs to) or "ray://host:10001"
     actors: int = Field(default=2, ge=1)  # Ray actors, each loads the model once
     ray_batch_size: int = Field(default=1024, ge=1)  # texts per Ray task; each finished one is cached at once
-    large_corpus_docs: int = Field(default=200_000, ge=0)  # from this many documents: block-wise search from the cache
+    large_corpus_docs: int = Field(default=LARGE_CORPUS_DOCS, ge=0)  # from this many documents: block-wise search from the cache
 
 
 class StatsOptions(BaseModel):

@@ -20,13 +20,13 @@ import numpy as np
 
 from mteb.models.search_wrappers import SearchEncoderWrapper
 
+from ..config.benchmark import LARGE_CORPUS_DOCS
 from ..search.counts import CountsFromInner
 from ..search.exact import MTEB_CHUNK, MTEB_K_OFFSET
 from .embedding_cache import CachedEncoder
 from .prefill import encode_block, read_block
 
 logger = logging.getLogger(__name__)
-LARGE_CORPUS_DOCS = 200_000
 
 
 def corpus_size(task: Any) -> int:

@@ -22,6 +22,7 @@ from mteb.models.search_wrappers import SearchEncoderWrapper
 
 from .counts import CountsFromInner
 from .params import IndexParams
+from ..config.benchmark import LARGE_CORPUS_DOCS
 from ..results.store import atomic_write_json, read_json, run_dir, tmp_path_for
 
 AGREEMENT_KS = (10, 100)
@@ -181,7 +182,7 @@ class AnnSearch(CountsFromInner, SearchEncoderWrapper):
     """
 
     def __init__(self, encoder: Any, params: IndexParams, meta: Any, results_dir: Path | None,
-                 block_vectors: BlockVectors | None = None, large_corpus_docs: int = 200_000,
+                 block_vectors: BlockVectors | None = None, large_corpus_docs: int = LARGE_CORPUS_DOCS,
                  workdir: Path | None = None) -> None:
         from mteb.models.model_meta import ScoringFunction
 
