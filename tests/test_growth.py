@@ -105,7 +105,6 @@ def test_distractors_extend_the_curve_beyond_the_corpus(tmp_path):
     cfg = _distractor_cfg(tmp_path, [0.25, 0.5, 1.0, 2.0, 3.0])
     run_benchmark(cfg, show_progress=False)
     first = run_growth(cfg)
-    data = read_json(first[0].path)
     # the distractor texts some repeat used were encoded once, through the model's embedding cache
     extra = list(load_distractors(tmp_path / "distractors.jsonl", {}, None).docs)
     used = {d for _, _, ids in nested_subsets([f"c{i}" for i in range(120)], set(), [1.0, 3.0], 2, 0, extra)
