@@ -109,7 +109,6 @@ class CachedEncoder:
         self.reused += len(texts) - n_encoded
         return np.stack([by_key[k] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
 
-
     def _encode_rows(self, dataset: Any, rows: list[int], batch_size: int, call: dict[str, Any]) -> np.ndarray:
         """Encode `dataset` rows longest first, a chunk of whole batches per call, reporting each chunk."""
         from torch.utils.data import DataLoader
