@@ -4,24 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
 from typer.testing import CliRunner
 
 from runners.cli import app
-from tests.conftest import REPO
+from tests.conftest import REPO, write_benchmark
 
 runner = CliRunner()
 
 
-def _bench(tmp_path: Path, models: list[dict]) -> Path:
-    path = tmp_path / "bench.yaml"
-    path.write_text(yaml.safe_dump({"name": "p", "tasks": ["NorthwindKBRetrieval"], "models": models,
-                                    "results_dir": str(tmp_path / "results")}))
-    return path
-
-
 def test_missing_model_path_is_rejected_before_anything_runs(tmp_path):
-    cfg = _bench(tmp_path, [{"name": "bm25"}, {"name": "acme/mine", "path": "models/nope"}])
+    cfg = write_benchmark(tmp_path, ["NorthwindKBRetrieval"], [{"name": "bm25"}, {"name": "acme/mine", "path": "models/nope"}])
     result = runner.invoke(app, ["run", "--config", str(cfg)])
     assert result.exit_code == 2 and "Traceback" not in result.output
     line = result.output.strip().replace("\n", " ")
@@ -34,7 +26,7 @@ def test_model_path_relative_to_the_config_file(tmp_path, monkeypatch):
     from runners.config.benchmark import BenchmarkConfig
 
     (tmp_path / "models" / "mine").mkdir(parents=True)
-    cfg_path = _bench(tmp_path, [{"name": "acme/mine", "path": "models/mine"}])
+    cfg_path = write_benchmark(tmp_path, ["NorthwindKBRetrieval"], [{"name": "acme/mine", "path": "models/mine"}])
     monkeypatch.chdir(REPO)  # not where the config lives
     cfg = BenchmarkConfig.from_file(cfg_path)
     assert Path(cfg.models[0].path) == (tmp_path / "models" / "mine").resolve()

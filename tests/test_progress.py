@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from runners.cli import app
-from tests.conftest import MINILM, REPO
+from tests.conftest import MINILM, REPO, write_benchmark
 
 runner = CliRunner()
 DEMO_TASK = "NorthwindKBRetrieval"
@@ -38,16 +37,9 @@ class Recorder:
         self.calls.append(("finish",))
 
 
-def _bench(tmp_path: Path, models: list[dict], tasks: list[str] = [DEMO_TASK]) -> Path:
-    path = tmp_path / "bench.yaml"
-    path.write_text(yaml.safe_dump({"name": "p", "tasks": tasks, "models": models,
-                                    "results_dir": str(tmp_path / "results")}))
-    return path
-
-
 def test_run_on_demo_prints_texts_per_second_and_final_counts(tmp_path):
     """Not a terminal: one plain line per (candidate, task) with texts, seconds, texts/s and the counts."""
-    cfg = _bench(tmp_path, [SYN])
+    cfg = write_benchmark(tmp_path, [DEMO_TASK], [SYN])
     first = runner.invoke(app, ["run", "--config", str(cfg)])
     assert first.exit_code == 0, first.output
     done = [line for line in first.output.splitlines() if line.strip().startswith("done:")]
