@@ -152,11 +152,10 @@ def _below_baseline(results_dir: Path, task: str, cand: Mapping[str, float], bas
                     labels: tuple[str, str] | None = None) -> str | None:
     """The warning line when `cand` is clearly below `base` (paired over the queries both have a value
     for), else None; `labels` (candidate, baseline) when the two come from different results folders."""
-    c, b = dict(cand.items()), dict(base.items())
-    ids = [q for q in sorted(c.keys() & b.keys()) if not (math.isnan(c[q]) or math.isnan(b[q]))]
+    ids = [q for q in sorted(cand.keys() & base.keys()) if not (math.isnan(cand[q]) or math.isnan(base[q]))]
     if not ids:
         return None
-    both = np.array([[c[q] for q in ids], [b[q] for q in ids]], dtype=np.float64)
+    both = np.array([[cand[q] for q in ids], [base[q] for q in ids]], dtype=np.float64)
     diff = both[0] - both[1]
     mean = float(diff.mean())
     if mean > -margin:
