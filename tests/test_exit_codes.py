@@ -61,6 +61,7 @@ def test_debug_env_shows_the_traceback(bench, monkeypatch):
 @pytest.mark.parametrize("exc,pattern", [
     (OSError(errno.ENOSPC, "No space left on device", "/r/x.json"),
      "disk full while writing /r/x.json: free space or point results_dir elsewhere"),
+    (OSError("94848 requested and 15328 written"), "disk full while writing"),  # numpy's short write: no errno
     (PermissionError(errno.EACCES, "Permission denied", "/r/x.json"), "cannot write /r/x.json: permission denied"),
     (OSError(errno.EROFS, "Read-only file system", "/r/x.json"), "cannot write /r/x.json: read-only file system"),
     (FileNotFoundError(errno.ENOENT, "No such file", "/r/gone.json"), "/r/gone.json: file not found"),

@@ -71,3 +71,13 @@ def test_run_json_is_one_document(tmp_path):
     status = {r["candidate"]: r["status"] for r in doc["records"]}
     assert status == {"acme/broken": "failed", "mteb/baseline-bm25s": "ran"}
     assert doc["passed"] is False and doc["failed"] == 1
+
+
+def test_numpy_short_write_is_a_disk_full_fault_that_stops_the_run():
+    """numpy reports a full disk as '<n> requested and <m> written' without an errno: still the environment's fault."""
+    from runners.execution.run import _fatal
+    from runners.results.store import environment_fault
+
+    short = OSError("94848 requested and 15328 written")
+    assert _fatal(short) and "disk is full" in str(environment_fault(short, "/r/cache"))
+    assert not _fatal(OSError("something else")) and environment_fault(OSError("x written"), "/r") is None

@@ -35,16 +35,18 @@ def debug() -> bool:
 
 def _os_error_line(e: OSError) -> str:
     """Disk full / permission / missing file: the file and what to do."""
-    where = e.filename or "a file"
+    from ..results.store import fault_errno  # the store's errno rule, so a numpy short write is "disk full" here too
+
+    where, code = e.filename or "a file", fault_errno(e)
     if isinstance(e, FileNotFoundError):
         return f"{e.filename}: file not found" if e.filename else str(e)
-    if e.errno == errno.EPIPE:
+    if code == errno.EPIPE:
         return "output closed before everything was printed (broken pipe)"
-    if e.errno in _DISK_FULL:
+    if code in _DISK_FULL:
         return f"disk full while writing {where}: free space or point results_dir elsewhere"
-    if e.errno == errno.EROFS:
+    if code == errno.EROFS:
         return f"cannot write {where}: read-only file system: point results_dir elsewhere"
-    if e.errno in _NO_WRITE or isinstance(e, PermissionError):
+    if code in _NO_WRITE or isinstance(e, PermissionError):
         return f"cannot write {where}: permission denied: make it writable or point results_dir elsewhere"
     return f"{where}: {e.strerror or e}"
 

@@ -8,7 +8,6 @@ the result complete. Leftovers of killed runs (staging folders, temp files) are 
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import shutil
@@ -27,6 +26,7 @@ from ..results.store import (
     atomic_write_json,
     clean_leftovers,
     env_faults,
+    environment_fault,
     existing_dataset_revision,
     file_digest,
     identity_path,
@@ -63,13 +63,10 @@ class RunRecord:
     reason: str = ""  # why it ran: what changed since the stored result; for "failed", the error
 
 
-_ENV_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EACCES, errno.EPERM, errno.EROFS}
-
-
 def _fatal(e: BaseException) -> bool:
     """Faults of the environment (disk full, no write permission) stop the whole run; others fail one candidate."""
     return (not isinstance(e, Exception) or isinstance(e, EnvironmentFault)
-            or (isinstance(e, OSError) and e.errno in _ENV_ERRNOS))
+            or (isinstance(e, OSError) and environment_fault(e) is not None))
 
 
 def failure_reason(e: BaseException) -> str:

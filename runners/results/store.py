@@ -53,14 +53,22 @@ class EnvironmentFault(CollectionError):
     """Disk full, permission denied, read-only or corrupt state: the path and what to do, in one line."""
 
 
+def fault_errno(err: OSError) -> int | None:
+    """The errno of an OSError, with numpy's short write ('<n> requested and <m> written', no errno) as ENOSPC."""
+    if err.errno is None and " requested and " in str(err) and str(err).endswith(" written"):
+        return errno.ENOSPC
+    return err.errno
+
+
 def environment_fault(err: OSError, path: Path | str | None = None) -> EnvironmentFault | None:
     """The one-line fault for an OSError the user can fix (None for any other error)."""
-    if err.errno not in _ENV_ERRNOS:
+    code = fault_errno(err)
+    if code not in _ENV_ERRNOS:
         return None
     where = err.filename or path
-    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+    if code in (errno.ENOSPC, errno.EDQUOT):
         todo = "the disk is full: free space (or set results_dir/cache_dir elsewhere), then re-run; nothing complete was lost"
-    elif err.errno == errno.EROFS:
+    elif code == errno.EROFS:
         todo = "the file system is read-only: point results_dir/cache_dir at a writable folder, then re-run"
     else:
         todo = "permission denied: make the folder writable (or set results_dir/cache_dir elsewhere), then re-run"
