@@ -86,11 +86,11 @@ class BenchmarkConfig(BaseModel):
 
     @property
     def results_path(self) -> Path:
-        return self.base_dir / self.results_dir
+        return Path(os.path.normpath(self.base_dir / self.results_dir))  # no "configs/benchmarks/../.." in messages
 
     @property
     def cache_path(self) -> Path:
-        return self.base_dir / self.cache_dir if self.cache_dir else self.results_path / "private-mteb" / "embeddings"
+        return Path(os.path.normpath(self.base_dir / self.cache_dir)) if self.cache_dir else self.results_path / "private-mteb" / "embeddings"
 
     def check_model_paths(self) -> None:
         """Every model `path:` exists: checked before a run starts, not when that candidate loads minutes later

@@ -117,5 +117,5 @@ def render_benchmark_yaml(stem: str, task_name: str, task_yaml: Path) -> str:
         "    label: all-MiniLM-L6-v2\n",
         "  - name: bm25".ljust(COMMENT_COLUMN) + "  # mteb's BM25 baseline: the bar a dense model must beat\n",
         "    label: BM25\n",
-        _line(0, "results_dir", "results", "where scores, per-query files and rankings go"),
+        _line(0, "results_dir", "../../results", "scores, per-query files, rankings: <project>/results (paths are relative to this file)"),
     ])
