@@ -5,8 +5,16 @@ Each shard is two `.npy` files: `shard-<id>.vec.npy` (float32, n x d) and `shard
 the keys file is renamed last and is the commit marker, so a run killed mid-write leaves either a
 whole shard or nothing readable (an orphan `.vec.npy` is ignored and removed by `compact`). Vectors
 are opened with `mmap_mode='r'`: lookups copy only the rows asked for; the page cache, not the
-process heap, holds the rest. The index is a sorted key array per shard (`np.searchsorted`), 16 bytes
-a vector in memory (the rows stay in the memory-mapped keys file) instead of a Python dict's ~150. Old `.npz` shards are migrated on first open.
+process heap, holds the rest. Old `.npz` shards are migrated on first open.
+
+Lookups: a shard no merged index covers ("loose") is searched on its own, its sorted keys copied into
+memory (16 bytes a key). Once `fanout` units of one size tier exist, `add` merges them into one merged
+key index (vector_index.py: memory-mapped, vectors never rewritten), so a lookup searches O(fanout *
+log n) units instead of every shard, and merged keys stay file-backed pages, not heap.
+
+Precedence: a key stored in several shards resolves to the first shard in `_shards` (the shards in
+name order at the first `refresh`, then in order of arrival), whatever indexes cover them. `_shards`
+only grows, so locations from `locate` stay valid for `gather` after `refresh`, `add` and merges.
 """
 
 from __future__ import annotations
@@ -17,12 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
+from . import vector_index
 from ..results.locks import FileLock
 from ..results.store import env_faults, tmp_path_for
+from .vector_index import MergedIndex, Source, accept, index_files, plan, remove_index, write_index
 
 KEY_BYTES = 16
 KEY_DTYPE = np.dtype(f"S{KEY_BYTES}")
 INDEX_DTYPE = np.dtype([("key", KEY_DTYPE), ("row", "<i8")])
+NOT_FOUND = np.iinfo(np.int64).max
 
 
 def keys_array(keys: list[bytes] | np.ndarray) -> np.ndarray:
@@ -47,16 +58,34 @@ def _save_atomic(path: Path, array: np.ndarray) -> None:
 
 
 class _Shard:
-    """One committed shard: its sorted keys in memory (16 bytes each), rows and vectors memory-mapped."""
+    """One committed shard, memory-mapped; its sorted keys are copied into memory only while it is loose."""
 
-    def __init__(self, stem: Path) -> None:
+    def __init__(self, stem: Path, position: int) -> None:
         self.stem = stem
-        index = np.load(f"{stem}.keys.npy", allow_pickle=False, mmap_mode="r")
-        self.keys: np.ndarray = np.ascontiguousarray(index["key"])  # searchsorted needs them contiguous
-        self.rows: np.ndarray = index["row"]  # read only at hits: file-backed pages, not the heap
+        self.position = position  # in VectorStore._shards: the precedence of its copies of a key
+        self.index: np.ndarray = np.load(f"{stem}.keys.npy", allow_pickle=False, mmap_mode="r")
+        self.rows: np.ndarray = self.index["row"]  # read only at hits: file-backed pages, not the heap
         self.vectors: np.ndarray = np.load(f"{stem}.vec.npy", mmap_mode="r", allow_pickle=False)
+        self._keys: np.ndarray | None = None
         if self.vectors.ndim != 2 or (len(self.rows) and self.rows.max() >= len(self.vectors)):
             raise ValueError(f"{stem}: keys and vectors disagree")
+
+    @property
+    def keys(self) -> np.ndarray:
+        if self._keys is None:  # searchsorted needs them contiguous
+            self._keys = np.ascontiguousarray(self.index["key"])
+        return self._keys
+
+    @property
+    def size(self) -> int:
+        return len(self.rows)
+
+    def release(self) -> None:
+        """Drop the in-memory key copy (an index covers this shard now)."""
+        self._keys = None
+
+    def source(self) -> Source:
+        return Source(self.index["key"], 0, self.rows, [self.stem.name])
 
     def find(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(mask of query keys present, their rows in `vectors`)."""
@@ -68,36 +97,102 @@ class _Shard:
         return hit, self.rows[pos_c[hit]]
 
 
-class VectorStore:
-    """Append-only vectors for one (model, revision, variant); the interface of the old `.npz` store."""
+class _EncodeLock(FileLock):
+    """The encode flock, re-entrant within one VectorStore: a second flock of this process would wait for itself."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, store: VectorStore, blocking: bool = True) -> None:
+        super().__init__(store.folder / "encode.lock", blocking)
+        self.store, self.nested = store, False
+
+    def acquire(self) -> bool:
+        if self.store._lock_depth:
+            self.nested = self.acquired = True
+        elif not super().acquire():
+            return False
+        self.store._lock_depth += 1
+        return True
+
+    def release(self) -> None:
+        if not self.acquired:
+            return
+        self.store._lock_depth -= 1
+        if self.nested:
+            self.nested = self.acquired = False
+        else:
+            super().release()
+
+
+class VectorStore:
+    """Append-only vectors for one (model, revision, variant); the interface of the old `.npz` store.
+
+    `fanout`: units of one size tier merged into an index (default `vector_index.FANOUT`; huge = never)."""
+
+    def __init__(self, folder: Path, fanout: int | None = None) -> None:
         self.folder = Path(folder)
+        self.fanout = max(2, fanout or vector_index.FANOUT)
+        self._lock_depth = 0
+        self._reset()
+
+    def _reset(self) -> None:
         self._shards: list[_Shard] = []
-        self._seen: set[str] = set()
+        self._position: dict[str, int] = {}  # shard name -> its place in _shards
+        self._opened: dict[str, MergedIndex] = {}  # committed indexes seen on disk, by name
+        self._indexes: list[MergedIndex] = []  # those searched (see vector_index.accept)
+        self._loose: list[_Shard] = []  # shards no searched index covers, in _shards order
         self._loaded = False
 
     def _load(self) -> None:
         if not self._loaded:
             self.refresh()
 
+    @property
+    def units(self) -> int:
+        """How many sorted key arrays a lookup searches (merged indexes + loose shards)."""
+        self._load()
+        return len(self._indexes) + len(self._loose)
+
     def refresh(self) -> None:
-        """Open shards committed since the last look (by this or another process); migrate `.npz` ones."""
+        """Open shards and indexes committed since the last look (by this or another process); migrate `.npz` ones."""
         self._loaded = True
         if not self.folder.is_dir():
             return
         for old in sorted(self.folder.glob("shard-*.npz")):
             self._migrate(old)
+        # indexes listed before shards: every shard a listed index names is committed, so listed below
+        names = sorted(p.name[: -len(".keys.npy")] for p in self.folder.glob("index-*.keys.npy"))
         for path in sorted(self.folder.glob("shard-*.keys.npy")):
             stem = path.with_name(path.name[: -len(".keys.npy")])
-            if stem.name in self._seen:
+            if stem.name in self._position:
                 continue
             try:
-                shard = _Shard(stem)
+                self._open_shard(stem)
             except Exception:  # unreadable shard (should not happen: writes are atomic) -> ignore it
                 continue
-            self._seen.add(stem.name)
-            self._shards.append(shard)
+        self._opened = {n: ix for n, ix in self._opened.items() if n in names}  # merged away or compacted
+        for name in names:
+            if name not in self._opened:
+                try:
+                    self._opened[name] = MergedIndex(self.folder / name)
+                except Exception:  # removed meanwhile (superseded): its shards stay loose until the next look
+                    continue
+        self._arrange()
+
+    def _open_shard(self, stem: Path) -> None:
+        shard = _Shard(stem, len(self._shards))
+        self._shards.append(shard)
+        self._position[stem.name] = shard.position
+        self._loose.append(shard)
+
+    def _arrange(self) -> None:
+        """Choose the indexes to search; every shard none of them covers is loose."""
+        self._indexes = accept(list(self._opened.values()), set(self._position))
+        covered: set[str] = set()
+        for ix in self._indexes:
+            ix.bind(self._position)
+            covered.update(ix.stems)
+        self._loose = [s for s in self._shards if s.stem.name not in covered]
+        for name in covered:
+            self._shards[self._position[name]].release()
 
     def _migrate(self, old: Path) -> None:
         """An `.npz` shard of the earlier in-memory store becomes a memory-mapped one (then is removed)."""
@@ -112,9 +207,10 @@ class VectorStore:
                 self._write(keys_array(keys), vectors, old.stem)
                 old.unlink(missing_ok=True)
 
-    def lock(self) -> FileLock:
-        """The lock held while encoding what is missing (so two runs never encode the same texts)."""
-        return FileLock(self.folder / "encode.lock")
+    def lock(self, blocking: bool = True) -> FileLock:
+        """The lock held while encoding what is missing (so two runs never encode the same texts) and while
+        merging indexes; re-entrant within this object."""
+        return _EncodeLock(self, blocking)
 
     def __len__(self) -> int:
         self._load()
@@ -122,29 +218,35 @@ class VectorStore:
 
     def _unique_keys(self) -> np.ndarray:
         self._load()
-        if not self._shards:
-            return np.zeros(0, KEY_DTYPE)
-        return np.unique(np.concatenate([s.keys for s in self._shards]))
+        parts = [np.asarray(ix.keys) for ix in self._indexes] + [s.keys for s in self._loose]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, KEY_DTYPE)
 
     @property
     def dim(self) -> int | None:
         self._load()
-        return next((s.vectors.shape[1] for s in self._shards if len(s.keys)), None)
+        return next((s.vectors.shape[1] for s in self._shards if s.size), None)
 
     def locate(self, keys: list[bytes] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """For each key: the shard number holding it (-1 = missing) and its row there."""
+        """For each key: the shard number holding it (-1 = missing) and its row there.
+
+        A key in several shards: the first of them in `_shards` (module docstring)."""
         self._load()
         query = keys_array(keys)
-        shard_of = np.full(len(query), -1, np.int64)
+        best = np.full(len(query), NOT_FOUND, np.int64)
         row_of = np.zeros(len(query), np.int64)
-        for s_id, shard in enumerate(self._shards):
-            todo = np.flatnonzero(shard_of < 0)
+        for ix in self._indexes:
+            hit, where, rows = ix.find(query)
+            at = np.flatnonzero(hit)
+            win = where < best[at]
+            best[at[win]], row_of[at[win]] = where[win], rows[win]
+        for shard in self._loose:  # in _shards order: a key found in an earlier shard is not searched again
+            todo = np.flatnonzero(best > shard.position)
             if not len(todo):
                 break
             hit, rows = shard.find(query[todo])
-            shard_of[todo[hit]] = s_id
-            row_of[todo[hit]] = rows
-        return shard_of, row_of
+            best[todo[hit]], row_of[todo[hit]] = shard.position, rows
+        best[best == NOT_FOUND] = -1
+        return best, row_of
 
     def gather(self, shard_of: np.ndarray, row_of: np.ndarray) -> np.ndarray:
         """The vectors at the given locations (all must be found), copied out of the memory maps in order."""
@@ -175,7 +277,8 @@ class VectorStore:
         return np.flatnonzero(self.locate(keys)[0] < 0)
 
     def add(self, keys: list[bytes] | np.ndarray, vectors: np.ndarray) -> None:
-        """Persist new vectors as one shard (vectors, then the keys file as the commit marker)."""
+        """Persist new vectors as one shard (vectors, then the keys file as the commit marker); then merge
+        indexes if a size tier is full (under the encode lock: the caller's, else only if it is free)."""
         self._load()
         karr = keys_array(keys)
         if not len(karr):
@@ -183,9 +286,45 @@ class VectorStore:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or len(vectors) != len(karr):
             raise ValueError(f"{len(karr)} keys but vectors of shape {vectors.shape}")
-        stem = self._write(karr, vectors, f"shard-{uuid.uuid4().hex}")
-        self._seen.add(stem.name)
-        self._shards.append(_Shard(stem))
+        self._open_shard(self._write(karr, vectors, f"shard-{uuid.uuid4().hex}"))
+        if self._due() is not None:
+            with self.lock(blocking=False) as lock:
+                if lock.acquired:  # else another process holds it: it (or a later add) merges
+                    self.merge()
+
+    def _units(self) -> list[MergedIndex | _Shard]:
+        """What a merge may take: the searched indexes and loose shards still on disk (not compacted away)."""
+        return [*self._indexes, *(s for s in self._loose if os.path.exists(f"{s.stem}.keys.npy"))]
+
+    def _due(self) -> list[int] | None:
+        return plan([u.size for u in self._units()], self.fanout)
+
+    def merge(self) -> int:
+        """Merge units while a size tier holds `fanout` of them (takes the encode lock); returns how many
+        indexes were written. Indexes superseded or left by a killed merge are removed."""
+        written = 0
+        with env_faults(self.folder), self.lock():
+            self.refresh()
+            self._drop_unused_indexes()
+            while (due := self._due()) is not None:
+                units = [self._units()[i] for i in due]
+                name = write_index(self.folder, [u.source() for u in units])
+                self._opened[name] = MergedIndex(self.folder / name)
+                for unit in units:  # only after the commit: a crash before leaves them in use
+                    if isinstance(unit, MergedIndex):
+                        remove_index(unit.base)
+                        self._opened.pop(unit.name, None)
+                self._arrange()
+                written += 1
+        return written
+
+    def _drop_unused_indexes(self) -> None:
+        """Under the lock (no merge runs elsewhere): remove index files not searched (orphans, superseded)."""
+        used = {ix.name for ix in self._indexes}
+        for name in index_files(self.folder):
+            if name not in used:
+                self._opened.pop(name, None)
+                remove_index(self.folder / name)
 
     def _write(self, karr: np.ndarray, vectors: np.ndarray, name: str) -> Path:
         stem = self.folder / name
@@ -206,10 +345,11 @@ class VectorStore:
         (unlinked files stay readable until closed) and see the new shard on `refresh`.
         """
         with env_faults(self.folder), self.lock():
-            self._shards, self._seen, self._loaded = [], set(), False
+            self._reset()
             self.refresh()
             before = len(self._shards)
             if before <= 1 or not self.dim:
+                self._drop_unused_indexes()
                 return before
             keys = self._unique_keys()
             shard_of, row_of = self.locate(keys)
@@ -232,6 +372,8 @@ class VectorStore:
             index = np.empty(len(keys), INDEX_DTYPE)
             index["key"], index["row"] = keys, np.arange(len(keys))
             _save_atomic(self.folder / f"{name}.keys.npy", index)  # commit: from here both copies are valid
+            for ix_name in index_files(self.folder):  # they point into the shards removed next
+                remove_index(self.folder / ix_name)
             old = [s.stem for s in self._shards]
             for stem in old:  # keys file first: a crash here leaves whole shards or orphan vectors
                 Path(f"{stem}.keys.npy").unlink(missing_ok=True)
@@ -239,6 +381,6 @@ class VectorStore:
             for orphan in self.folder.glob("shard-*.vec.npy"):
                 if not orphan.with_name(orphan.name[: -len(".vec.npy")] + ".keys.npy").exists():
                     orphan.unlink(missing_ok=True)
-            self._shards, self._seen, self._loaded = [], set(), False
+            self._reset()
             self.refresh()
             return before
