@@ -180,3 +180,21 @@ def test_minilm_cold_large_path_equals_default_path(tmp_path, tiny_copy):
     assert scores[0][0] == scores[1][0]
     for qid, docs in scores[0][1].items():  # every retrieved document's similarity, bit for bit
         assert list(docs.items()) == list(scores[1][1][qid].items())
+
+
+def test_batch_loader_gives_mteb_batches():
+    """The sliced loader yields exactly what mteb's row-wise DataLoader + collate gives a model."""
+    from datasets import Dataset
+    from torch.utils.data import DataLoader
+
+    from custom_tasks.mteb_private import custom_collate_fn
+    from runners.execution.embedding_cache import _rows_of, batch_loader
+
+    data = Dataset.from_dict({"id": [f"d{i}" for i in range(23)], "title": [""] * 23,
+                              "text": [f"text {i}" * (i % 4 + 1) for i in range(23)], "body": ["b"] * 23})
+    for rows in (list(range(23)), list(range(5, 17)), [9, 2, 2, 20, 0]):
+        subset = _rows_of(data, rows)
+        ours = list(batch_loader(subset, 4))
+        mteb = list(DataLoader(data.select(rows), batch_size=4, collate_fn=custom_collate_fn(), shuffle=False))
+        assert ours == mteb
+        assert subset.features == data.features
