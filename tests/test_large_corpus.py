@@ -198,3 +198,37 @@ def test_batch_loader_gives_mteb_batches():
         mteb = list(DataLoader(data.select(rows), batch_size=4, collate_fn=custom_collate_fn(), shuffle=False))
         assert ours == mteb
         assert subset.features == data.features
+
+
+class _FixedSparse:
+    """A sparse retriever with fixed scores for a few documents per query."""
+
+    mteb_model_meta = None
+
+    def index(self, corpus, **kwargs) -> None:
+        self.ids = list(corpus["id"])
+
+    def search(self, queries, *, top_k: int, **kwargs) -> dict[str, dict[str, float]]:
+        return {q: {self.ids[(3 * i + j) % len(self.ids)]: float(5 - j) for j in range(5)}
+                for i, q in enumerate(queries["id"])}
+
+
+@pytest.mark.parametrize("fusion, value", [("rrf", 60), ("weighted", 0.3)])
+def test_hybrid_dense_side_takes_the_large_path_with_equal_results(tiny_task, tmp_path, fusion, value):
+    """Hybrid search over a large corpus reads the dense side block-wise: fused results equal mteb's default."""
+    from runners.execution.large_corpus import dense_search
+    from runners.search.hybrid import HybridRetriever
+
+    corpus, qs, kw = _corpus(230), queries(7), search_kwargs(tiny_task)
+    runs = []
+    for name, threshold in (("default", 10**9), ("large", 0)):
+        enc = _cached(tmp_path, name, 4)
+        searcher = dense_search(enc, threshold)
+        assert isinstance(searcher, LargeCorpusSearch)
+        searcher.corpus_chunk_size = 40
+        hybrid = HybridRetriever(enc, _FixedSparse(), fusion, value, None, depth=20, dense_search=searcher)
+        hybrid.index(corpus, **kw)
+        runs.append(hybrid.search(qs, top_k=10, **kw))
+    for qid in runs[0]:
+        assert list(runs[0][qid].items()) == list(runs[1][qid].items())
+    assert type(dense_search(SyntheticEncoder(dim=8))).__name__ == "SearchEncoderWrapper"  # uncached: mteb's

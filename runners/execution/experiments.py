@@ -27,7 +27,7 @@ from ..search.hybrid import HybridRetriever
 from .candidates import Candidate, candidate_from_spec
 from .embedding_cache import CachedEncoder, wrap_cache
 from .identity import weights_fingerprint
-from .large_corpus import LARGE_CORPUS_DOCS
+from .large_corpus import LARGE_CORPUS_DOCS, dense_search
 from .prefill import block_vectors
 
 logger = logging.getLogger(__name__)
@@ -78,7 +78,8 @@ def _loader(plan: PlannedCandidate, dense: Candidate, cache_path: Path, results_
             import mteb  # lazy: BM25 comes from mteb's registry
 
             enc = shared_encoder(dense, cache_path)
-            return HybridRetriever(enc, mteb.get_model(BM25_NAME), fusion, value, _meta(enc, name, revision), depth)
+            return HybridRetriever(enc, mteb.get_model(BM25_NAME), fusion, value, _meta(enc, name, revision), depth,
+                                   dense_search(enc, large_corpus_docs))
     elif plan.kind == "chunk":
 
         def make() -> Any:

@@ -1,6 +1,7 @@
 """Large corpora: mteb's chunked exact search, fed block by block from the collection and the cache.
 
-From `encode.large_corpus_docs` documents on (200,000 by default), a cached dense model is evaluated
+From `encode.large_corpus_docs` documents on (200,000 by default), a cached dense model (alone, or as the
+dense side of a hybrid search) is evaluated
 through `LargeCorpusSearch` instead of mteb's default `SearchEncoderWrapper`. It is that wrapper with
 one method replaced: the full-corpus search reads each chunk of `corpus_chunk_size` rows straight from
 the corpus' Arrow columns and gets its vectors from `prefill.encode_block` (cache hits copied out of the
@@ -38,6 +39,13 @@ def corpus_size(task: Any) -> int:
     return max(sizes, default=0)
 
 
+def dense_search(model: Any, threshold: int = LARGE_CORPUS_DOCS) -> SearchEncoderWrapper:
+    """The dense retriever inside a composed search (hybrid): block-wise from `threshold` documents on."""
+    if isinstance(model, CachedEncoder) and threshold >= 0:
+        return LargeCorpusSearch(model, min_docs=threshold)
+    return SearchEncoderWrapper(model)
+
+
 def search_model_for(model: Any, task: Any, threshold: int = LARGE_CORPUS_DOCS) -> Any:
     """`LargeCorpusSearch` around a cached encoder when the task's corpus has `threshold` documents or more."""
     if not isinstance(model, CachedEncoder) or threshold < 0:
@@ -52,8 +60,9 @@ def search_model_for(model: Any, task: Any, threshold: int = LARGE_CORPUS_DOCS) 
 class LargeCorpusSearch(CountsFromInner, SearchEncoderWrapper):
     """mteb's `SearchEncoderWrapper` whose corpus chunks come column-wise from Arrow and the cache."""
 
-    def __init__(self, model: CachedEncoder, corpus_chunk_size: int = MTEB_CHUNK) -> None:
+    def __init__(self, model: CachedEncoder, corpus_chunk_size: int = MTEB_CHUNK, min_docs: int = 0) -> None:
         super().__init__(model, corpus_chunk_size=corpus_chunk_size)
+        self.min_docs = min_docs  # smaller corpora take mteb's own path (a retriever inside hybrid search)
 
     def _full_corpus_search(self, *, query_idx_to_id: dict[int, str], query_embeddings: Any, task_metadata: Any,
                             hf_subset: str, hf_split: str, top_k: int, encode_kwargs: Any,
@@ -64,6 +73,10 @@ class LargeCorpusSearch(CountsFromInner, SearchEncoderWrapper):
         corpus = self.task_corpus
         if corpus is None:
             raise ValueError("Corpus must be indexed before searching.")
+        if len(corpus) < self.min_docs:
+            return super()._full_corpus_search(
+                query_idx_to_id=query_idx_to_id, query_embeddings=query_embeddings, task_metadata=task_metadata,
+                hf_subset=hf_subset, hf_split=hf_split, top_k=top_k, encode_kwargs=encode_kwargs, timer=timer)
         heaps: dict[str, list[tuple[float, str]]] = {qid: [] for qid in query_idx_to_id.values()}
         with timer("Searching corpus", split=hf_split, subset=hf_subset):
             for start in range(0, len(corpus), self.corpus_chunk_size):

@@ -53,7 +53,7 @@ class HybridRetriever(CountsFromInner, HybridSearch):
     _counts_from = "dense"
 
     def __init__(self, dense: Any, bm25: Any, fusion: Fusion, value: float, meta: Any,
-                 depth: int | None = None) -> None:
+                 depth: int | None = None, dense_search: Any = None) -> None:
         self.dense = dense
         self.fusion, self.value, self.depth = fusion, value, depth
         if fusion == "rrf":
@@ -64,7 +64,8 @@ class HybridRetriever(CountsFromInner, HybridSearch):
             weights = [value, 1.0 - value]
         else:
             raise ValueError(f"unknown fusion {fusion!r} (use rrf or weighted)")
-        super().__init__([SearchEncoderWrapper(dense), bm25], weights=weights,
+        dense_search = dense_search if dense_search is not None else SearchEncoderWrapper(dense)
+        super().__init__([dense_search, bm25], weights=weights,
                          sub_model_top_k=depth, fusion_strategy=strategy)
         self.fusion_name = fusion_tag(fusion, value)
         self.mteb_model_meta = meta
