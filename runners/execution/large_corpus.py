@@ -1,8 +1,8 @@
 """Large corpora: mteb's chunked exact search, fed block by block from the collection and the cache.
 
 From `encode.large_corpus_docs` documents on (200,000 by default), a cached dense model (alone, or as the
-dense side of a hybrid search) is evaluated
-through `LargeCorpusSearch` instead of mteb's default `SearchEncoderWrapper`. It is that wrapper with
+dense side of a hybrid search) is evaluated through `LargeCorpusSearch` instead of mteb's default
+`SearchEncoderWrapper`. It is that wrapper with
 one method replaced: the full-corpus search reads each chunk of `corpus_chunk_size` rows straight from
 the corpus' Arrow columns and gets its vectors from `prefill.encode_block` (cache hits copied out of the
 memory-mapped store, misses encoded and stored), instead of `datasets.map` per row and a per-row cache
