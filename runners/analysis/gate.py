@@ -32,7 +32,7 @@ from pathlib import Path
 from ..results.store import SIDE, find_run
 from .errors import AnalysisError
 from .per_query import RUN_HINT, all_models, find_model, label_of, load_score_map, result_models
-from .stats import Scores, align_scores, bootstrap_ci, metric_label, randomization_test
+from .stats import Scores, align_scores, bootstrap_ci, format_p, metric_label, randomization_test
 
 __all__ = ["GateResult", "GateRun", "regression_check", "regression_gate"]
 
@@ -50,10 +50,6 @@ class GateResult:
     metric: str = ""
     max_drop: float = 0.0
     alpha: float = 0.05
-
-
-def _p(p: float) -> str:
-    return "p<0.001" if p < 0.001 else f"p={p:.3f}" if p < 0.01 else f"p={p:.2f}"
 
 
 def regression_check(baseline: Scores, candidate: Scores, metric: str,
@@ -78,15 +74,15 @@ def regression_check(baseline: Scores, candidate: Scores, metric: str,
     if too_big and significant:
         passed = False
         reason = (f"FAIL: {label} dropped by {drop:.3f} (> allowed {max_drop:.3f}) and the "
-                  f"drop is significant ({_p(p)}, {ci_txt})")
+                  f"drop is significant ({format_p(p)}, {ci_txt})")
     elif too_big:
         passed = True
         reason = (f"PASS: {label} drop {drop:.3f} exceeds {max_drop:.3f} but is not "
-                  f"significant ({_p(p)}, {ci_txt}): could be noise")
+                  f"significant ({format_p(p)}, {ci_txt}): could be noise")
     elif drop > 0:
         passed = True
         reason = (f"PASS: {label} drop {drop:.3f} is within the allowed {max_drop:.3f} "
-                  f"({_p(p)}, {ci_txt})")
+                  f"({format_p(p)}, {ci_txt})")
     else:
         passed = True
         reason = f"PASS: {label} did not drop (change {0.0 - drop:+.3f}, {ci_txt} on the drop)"

@@ -33,7 +33,7 @@ from .resampling import (CIMethod, bootstrap_ci, bootstrap_counts, ci_from_boot,
 Scores = Mapping[Hashable, float]
 
 __all__ = [
-    "metric_label", "Aligned", "align_scores", "ci_columns", "pair_columns", "power_line", "tag_subsets",
+    "metric_label", "format_p", "Aligned", "align_scores", "ci_columns", "pair_columns", "power_line", "tag_subsets",
     "rows_of", "ttest_rel_p", "min_detectable_difference", "power_warning",
     "bootstrap_counts", "sign_flip_matrix", "bootstrap_ci", "randomization_test", "holm", "CIMethod",
     # pandas tables, from stats_frames.py on first use
@@ -158,7 +158,8 @@ def ci_columns(a: Aligned, n_resamples: int = 10_000, confidence: float = 0.95,
             "std": x.std(axis=0, ddof=1) if n > 1 else np.nan}
 
 
-def _fmt_p(p: float) -> str:
+def format_p(p: float) -> str:
+    """A p-value as verdicts and the gate print it: ``p<0.001``, ``p=0.004``, ``p=0.03``, ``p=nan``."""
     if np.isnan(p):
         return "p=nan"
     if p < 0.001:
@@ -175,10 +176,10 @@ def _verdict(a: str, b: str, label: str, diff: float, lo: float, hi: float,
              p: float, significant: bool) -> str:
     if not significant:
         return (f"no detectable difference between {a} and {b} on {label} "
-                f"(diff {diff:+.3f} [{lo:+.3f}, {hi:+.3f}], {_fmt_p(p)} Holm)")
+                f"(diff {diff:+.3f} [{lo:+.3f}, {hi:+.3f}], {format_p(p)} Holm)")
     if _from_winner_side(diff, significant):
         a, b, diff, lo, hi = b, a, -diff, -hi, -lo
-    return f"{a} beats {b} on {label} by {diff:+.3f} [{lo:+.3f}, {hi:+.3f}], {_fmt_p(p)} (Holm)"
+    return f"{a} beats {b} on {label} by {diff:+.3f} [{lo:+.3f}, {hi:+.3f}], {format_p(p)} (Holm)"
 
 
 def ttest_rel_p(a: np.ndarray, b: np.ndarray) -> float:
