@@ -25,6 +25,7 @@ from ..config.experiments import (
 )
 from ..config.task_lookup import task_name_for
 from ..results.store import load_ann_agreement, load_candidates, load_per_query
+from .growth import per_doubling
 from .growth_results import growth_rows
 from .stats import ci_table, holm, paired_tests
 
@@ -141,8 +142,8 @@ def _growth_lines(g: pd.DataFrame) -> list[str]:
         return out
     for (cand, _), c in g.groupby(["candidate", "distractors"], sort=False, dropna=False):
         r0 = c.iloc[0]
-        trend = ("no trend (less than a doubling)" if r0.slope_per_doubling != r0.slope_per_doubling else
-                 f"trend {r0.slope_per_doubling:+.4f} per doubling [{r0.slope_ci_low:+.4f}, {r0.slope_ci_high:+.4f}]")
+        slope = per_doubling(r0.slope_per_doubling, r0.slope_ci_low, r0.slope_ci_high, where="")
+        trend = f"trend {slope}" if slope else "no trend (less than a doubling)"
         out.append(f"  {cand}: metric per corpus size, {trend}")
         if isinstance(r0.distractors, str):
             out.append(f"    beyond 1x: the corpus plus documents of {r0.distractors}")

@@ -116,6 +116,18 @@ def growth_curve(record: dict[str, Any], metric: str = "ndcg_at_10", n_resamples
                        int(record.get("n_distractors", 0)), dis.get("path"))
 
 
+def per_doubling(slope: float, lo: float, hi: float, unit: str = "", *, where: str = " of the corpus",
+                 ci_first: bool = False) -> str | None:
+    """The trend sentence every growth view prints: ``-0.0023 ndcg_at_10 per doubling of the corpus [-0.0051,
+    -0.0004]`` (``ci_first``: ``-0.0023 [-0.0051, -0.0004] nDCG@10 per doubling of the corpus``; ``where=""``:
+    ``... per doubling [...]``); None when no trend was fitted (NaN slope: less than a doubling measured)."""
+    if slope != slope:
+        return None
+    ci = f"[{lo:+.4f}, {hi:+.4f}]"
+    rate = f"{unit} per doubling{where}" if unit else f"per doubling{where}"
+    return f"{slope:+.4f} {ci} {rate}" if ci_first else f"{slope:+.4f} {rate} {ci}"
+
+
 def format_growth(curve: GrowthCurve) -> str:
     """Plain-text view for `private-mteb growth` / `experiments`."""
     m = curve.metric
@@ -127,10 +139,9 @@ def format_growth(curve: GrowthCurve) -> str:
                         f"({curve.n_distractors} available)")
     for r in curve.points.itertuples():
         lines.append(f"  {r.fraction:>8g}  {r.n_docs:>7d}  {r.mean:>10.4f}  [{r.ci_low:.4f}, {r.ci_high:.4f}]")
-    lo, hi = curve.slope_ci
-    if not math.isnan(curve.slope_per_doubling):
-        lines.append(f"  trend: {curve.slope_per_doubling:+.4f} {m} per doubling of the corpus "
-                     f"[{lo:+.4f}, {hi:+.4f}]")
+    trend = per_doubling(curve.slope_per_doubling, *curve.slope_ci, m)
+    if trend:
+        lines.append(f"  trend: {trend}")
     for r in curve.extrapolated.dropna().itertuples():
         how = ("fitted" if r.measured_range else "extrapolated", "inside the measured range" if r.measured_range
                else "if the log-linear trend holds")

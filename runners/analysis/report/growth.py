@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..growth import per_doubling
 from ..stats import metric_label
 from . import figures, text
 from .blocks import Block, Figure, Paragraph, Table
@@ -37,9 +38,9 @@ def growth_blocks(rows: pd.DataFrame, task: str, metric: str) -> list[Block]:
         r0 = c.iloc[0]
         dis = (f" Beyond 1x the corpus is extended with documents of {r0.distractors}."
                if isinstance(r0.distractors, str) else "")
-        if r0.slope_per_doubling == r0.slope_per_doubling:
-            trend = (f"{cand}: {text.signed_ci(r0.slope_per_doubling, r0.slope_ci_low, r0.slope_ci_high, 4)} {label} "
-                     "per doubling of the corpus (least squares on log size); extrapolated values assume the "
+        slope = per_doubling(r0.slope_per_doubling, r0.slope_ci_low, r0.slope_ci_high, label, ci_first=True)
+        if slope:
+            trend = (f"{cand}: {slope} (least squares on log size); extrapolated values assume the "
                      "log-linear trend holds beyond the measured range.")
         else:
             trend = f"{cand}: the measured sizes span less than a doubling, so no trend is fitted."
