@@ -159,7 +159,7 @@ def test_merged_indexes_answer_as_a_search_of_every_shard(tmp_path):
     query = _fill(store, 40)
     assert len(list(tmp_path.glob("index-*.keys.npy"))) >= 1
     assert store.units <= 10 < len(store._shards) == 40
-    assert all(isinstance(ix.keys, np.memmap) for ix in store._indexes)
+    assert all(isinstance(ix.hi, np.memmap) and isinstance(ix.lo, np.memmap) for ix in store._indexes)
     assert all(s._keys is None for s in store._shards if s not in store._loose)  # no heap copy
     for reader in (store, VectorStore(tmp_path, fanout=3)):  # writer: add order; reader: name order
         _assert_locate_exact(reader, query[::-1])
@@ -186,7 +186,8 @@ CRASHING_MERGE = textwrap.dedent("""
     folder, where = sys.argv[1], sys.argv[2]
     if where == "before-commit":  # killed with locations + manifest renamed, keys still a temp file
         commit = vector_index._commit
-        vector_index._commit = lambda tmp, final: os._exit(0) if final.name.endswith(".keys.npy") else commit(tmp, final)
+        vector_index._commit = lambda tmp, final: (
+            os._exit(0) if final.name.endswith(".keys.npy") else commit(tmp, final))
     else:  # killed after the new index is committed, before the indexes it replaces are removed
         vector_store.remove_index = lambda base: os._exit(0)
     store = VectorStore(folder, fanout=2)
@@ -247,3 +248,20 @@ def test_compaction_after_merges_removes_the_indexes(tmp_path):
         after = reader.lookup(query)
         assert after[:2] == before[:2] and reader.units == 1
         np.testing.assert_array_equal(np.stack(after[2]), np.stack(before[2]))
+
+
+def test_keys_sharing_their_first_bytes_are_told_apart(tmp_path):
+    """Merged indexes search the first 8 bytes, then the last 8 within a run of equal first halves."""
+    rng = np.random.default_rng(3)
+    prefixes = [b"\x00" * 8, b"samehead", b"\xff" * 8]
+    pool = [p + bytes(rng.integers(0, 4, 8, dtype=np.uint8)) for p in prefixes for _ in range(40)]
+    pool += [b"a" * 14 + b"\x00\x00", b"a" * 15 + b"\x00", b"\x00" * 16, b"\xff" * 16]
+    store = VectorStore(tmp_path, fanout=2)
+    for i in range(24):
+        batch = [pool[j] for j in rng.integers(0, len(pool), 30)]
+        store.add(batch, _vecs(len(batch), 100 + i))
+    assert store.units < 8 and store._indexes
+    absent = [p + bytes([9] * 8) for p in prefixes] + [b"samehea" + bytes(9)]
+    for reader in (store, VectorStore(tmp_path)):
+        _assert_locate_exact(reader, pool + absent)
+        _assert_locate_exact(reader, (pool + absent)[::-1])

@@ -2,7 +2,9 @@
 
 An index `index-<id>` is three files, each written to a temp name, fsynced and renamed, in this order:
 `.loc.npy` (per key: ordinal of its shard in the manifest, u4, and its row there, i8), `.shards.json`
-(the manifest: the covered shard names) and `.keys.npy` (the sorted S16 keys), the commit marker. A
+(the manifest: the covered shard names) and `.keys.npy` (the sorted keys as a (2, n) uint64 array: the
+first and the last 8 bytes read big-endian, so the order is the bytes' order and searchsorted compares
+integers, ~3x faster than 16-byte strings), the commit marker. A
 merge killed at any moment leaves the units it merged intact and at worst orphan files, which the next
 merge removes. Indexes are opened with `mmap_mode='r'`: searchsorted runs on the memory maps, so their
 keys are file-backed pages, not heap. Vectors are never rewritten: an index only points into shards.
@@ -35,11 +37,35 @@ PARTS = ("loc.npy", "shards.json", "keys.npy")  # write order; removal goes the 
 
 
 class Source(NamedTuple):
-    """One unit to merge: sorted keys, the manifest ordinal of each key's shard (an int: all in one), rows."""
-    keys: np.ndarray
+    """One unit to merge: sorted S16 keys (sliceable), the manifest ordinal of each key's shard (an int:
+    all in one), rows."""
+    keys: np.ndarray | _Joined
     shard: np.ndarray | int
     rows: np.ndarray
     stems: list[str]
+
+
+def split(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """S16 keys -> (first 8 bytes, last 8 bytes) as native uint64, ordered as the bytes are."""
+    halves = np.ascontiguousarray(keys, KEY_DTYPE).view(">u8").reshape(-1, 2)
+    return halves[:, 0].astype(np.uint64), halves[:, 1].astype(np.uint64)
+
+
+def join(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    return np.stack([hi, lo], axis=1).astype(">u8").view(KEY_DTYPE).reshape(-1)
+
+
+class _Joined:
+    """An index's keys read as S16 slices (what a merge takes from each source)."""
+
+    def __init__(self, hi: np.ndarray, lo: np.ndarray) -> None:
+        self.hi, self.lo = hi, lo
+
+    def __len__(self) -> int:
+        return len(self.hi)
+
+    def __getitem__(self, sl: slice) -> np.ndarray:
+        return join(self.hi[sl], self.lo[sl])
 
 
 class MergedIndex:
@@ -48,43 +74,70 @@ class MergedIndex:
     def __init__(self, base: Path) -> None:
         self.base = base
         self.name = base.name
-        self.keys: np.ndarray = np.load(f"{base}.keys.npy", mmap_mode="r", allow_pickle=False)
+        keys = np.load(f"{base}.keys.npy", mmap_mode="r", allow_pickle=False)
         self.loc: np.ndarray = np.load(f"{base}.loc.npy", mmap_mode="r", allow_pickle=False)
         self.stems: list[str] = json.loads(Path(f"{base}.shards.json").read_text())["shards"]
-        if self.keys.dtype != KEY_DTYPE or self.loc.dtype != LOC_DTYPE or len(self.keys) != len(self.loc):
+        if keys.dtype != np.uint64 or keys.shape != (2, len(self.loc)) or self.loc.dtype != LOC_DTYPE:
             raise ValueError(f"{base}: keys and locations disagree")
+        self.hi: np.ndarray = keys[0]
+        self.lo: np.ndarray = keys[1]
         self.pos_map = np.zeros(0, np.int64)
 
     @property
     def size(self) -> int:
-        return len(self.keys)
+        return len(self.hi)
+
+    def keys(self) -> np.ndarray:
+        """All keys as S16, in memory (tests and `compact` only)."""
+        return join(self.hi, self.lo)
 
     def bind(self, position: dict[str, int]) -> None:
         self.pos_map = np.array([position[s] for s in self.stems], np.int64)
 
     def source(self) -> Source:
-        return Source(self.keys, self.loc["shard"], self.loc["row"], self.stems)
+        return Source(_Joined(self.hi, self.lo), self.loc["shard"], self.loc["row"], self.stems)
 
     def find(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(mask of query keys present, store position of the winning shard of each, its row there).
 
         The winner of a duplicated key is the copy in the lowest store position (then the first in index
         order, which keeps a shard's own order): what a search shard by shard in store order returns."""
-        n = len(self.keys)
-        at = np.minimum(np.searchsorted(self.keys, query), n - 1)
-        hit = self.keys[at] == query
-        at = at[hit]
+        n, (qhi, qlo) = self.size, split(query)
+        at = np.searchsorted(self.hi, qhi)
+        multi = (at + 1 < n) & (self.hi[np.minimum(at + 1, n - 1)] == qhi)  # first 8 bytes shared: rare
+        if multi.any():
+            m = np.flatnonzero(multi)
+            at[m] = self._bisect_lo(at[m], np.searchsorted(self.hi, qhi[m], side="right"), qlo[m])
+        at = np.minimum(at, n - 1)
+        hit = (self.hi[at] == qhi) & (self.lo[at] == qlo)
+        at, multi, qhi, qlo = at[hit], multi[hit], qhi[hit], qlo[hit]
         loc = self.loc[at]
         where, rows = self.pos_map[loc["shard"]], loc["row"].astype(np.int64)
-        dup = np.flatnonzero(self.keys[np.minimum(at + 1, n - 1)] == query[hit])
-        dup = dup[at[dup] + 1 < n]
+        dup = np.flatnonzero(multi)
+        dup = dup[self._same(at[dup] + 1, qhi[dup], qlo[dup])]
         if len(dup):
-            where[dup], rows[dup] = self._winners(at[dup], query[hit][dup])
+            where[dup], rows[dup] = self._winners(at[dup], qhi[dup], qlo[dup])
         return hit, where, rows
 
-    def _winners(self, lo: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _same(self, at: np.ndarray, qhi: np.ndarray, qlo: np.ndarray) -> np.ndarray:
+        """Whether the key at each position (may be past the end) is the query key."""
+        c = np.minimum(at, self.size - 1)
+        return (at < self.size) & (self.hi[c] == qhi) & (self.lo[c] == qlo)
+
+    def _bisect_lo(self, left: np.ndarray, right: np.ndarray, qlo: np.ndarray) -> np.ndarray:
+        """Leftmost position in [left, right) (a run of equal first halves) whose last half is >= qlo."""
+        while (active := left < right).any():
+            mid = (left + right) // 2
+            less = self.lo[np.minimum(mid, self.size - 1)] < qlo
+            left, right = np.where(active & less, mid + 1, left), np.where(active & ~less, mid, right)
+        return left
+
+    def _winners(self, lo: np.ndarray, qhi: np.ndarray, qlo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For runs of equal keys starting at `lo`: the store position and row of each run's winner."""
-        lens = np.searchsorted(self.keys, query, side="right") - lo
+        end = lo + 1
+        while (more := self._same(end, qhi, qlo)).any():  # runs are as long as the copies of a key: short
+            end = end + more
+        lens = end - lo
         starts = np.cumsum(lens) - lens
         loc = self.loc[np.arange(lens.sum()) + np.repeat(lo - starts, lens)]
         where = self.pos_map[loc["shard"]]
@@ -139,7 +192,7 @@ def write_index(folder: Path, sources: Sequence[Source], block: int = BLOCK) -> 
     final = {part: folder / f"{name}.{part}" for part in PARTS}
     tmp = {part: tmp_path_for(path) for part, path in final.items()}
     try:
-        keys_out = np.lib.format.open_memmap(tmp["keys.npy"], mode="w+", dtype=KEY_DTYPE, shape=(total,))
+        keys_out = np.lib.format.open_memmap(tmp["keys.npy"], mode="w+", dtype=np.uint64, shape=(2, total))
         loc_out = np.lib.format.open_memmap(tmp["loc.npy"], mode="w+", dtype=LOC_DTYPE, shape=(total,))
         ptr, done = [0] * len(sources), 0
         while done < total:
@@ -156,7 +209,8 @@ def write_index(folder: Path, sources: Sequence[Source], block: int = BLOCK) -> 
             rows = np.concatenate([np.asarray(s.rows[p:e], np.int64) for p, e, s in zip(ptr, ends, sources)])
             order = np.argsort(keys, kind="stable")  # stable: each source keeps its own order of equal keys
             sl = slice(done, done + len(order))
-            keys_out[sl], loc_out["shard"][sl], loc_out["row"][sl] = keys[order], shard[order], rows[order]
+            keys_out[0, sl], keys_out[1, sl] = split(keys[order])
+            loc_out["shard"][sl], loc_out["row"][sl] = shard[order], rows[order]
             done, ptr = done + len(order), ends
         keys_out.flush()
         loc_out.flush()

@@ -218,7 +218,7 @@ class VectorStore:
 
     def _unique_keys(self) -> np.ndarray:
         self._load()
-        parts = [np.asarray(ix.keys) for ix in self._indexes] + [s.keys for s in self._loose]
+        parts = [ix.keys() for ix in self._indexes] + [s.keys for s in self._loose]
         return np.unique(np.concatenate(parts)) if parts else np.zeros(0, KEY_DTYPE)
 
     @property
@@ -232,6 +232,11 @@ class VectorStore:
         A key in several shards: the first of them in `_shards` (module docstring)."""
         self._load()
         query = keys_array(keys)
+        if len(query) > 1 and self._shards and not (query[1:] >= query[:-1]).all():
+            order = np.argsort(query, kind="stable")  # searched in order: ~3x faster per unit (cache locality)
+            shard_of, row_of = np.empty(len(query), np.int64), np.empty(len(query), np.int64)
+            shard_of[order], row_of[order] = self.locate(query[order])
+            return shard_of, row_of
         best = np.full(len(query), NOT_FOUND, np.int64)
         row_of = np.zeros(len(query), np.int64)
         for ix in self._indexes:
