@@ -17,7 +17,7 @@ import pytest
 from runners.analysis import stats
 from runners.analysis.gate import regression_check
 from runners.analysis.judged import nan_mean
-from runners.analysis.stats_frames import breakdown, ci_table, paired_tests
+from runners.analysis.stats_frames import breakdown, by_tag, ci_table, paired_tests
 
 
 def _data(n: int, k: int, seed: int) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:
@@ -87,3 +87,20 @@ def test_nan_mean_is_pandas_mean() -> None:
         got = nan_mean(d)
         assert (math.isnan(want) and math.isnan(got)) or got == want
     assert math.isnan(nan_mean({"q": float("nan")}))
+
+
+def test_by_tag_and_tag_subsets_split_alike() -> None:
+    """One subset rule (stats.tag_groups): the pandas split and the dict split put the same queries under the
+    same values, in the same order, with missing tags (None, NaN, pd.NA) in no subset and mixed types too."""
+    scores, _ = _data(40, 2, 4)
+    ids = sorted(scores["m0"])
+    pool = ["b", "a", 1, 2.5, None, float("nan")]
+    tags = {q: {"x": pool[i % len(pool)], "y": i % 3} for i, q in enumerate(ids)}
+    frame = pd.DataFrame.from_dict(tags, orient="index")
+    series = {m: pd.Series(s) for m, s in scores.items()}
+    for c in ("x", "y"):
+        lean = stats.tag_subsets(scores, tags, [c], min_queries=0)
+        split = by_tag(series, frame, c)
+        assert [label for label, _ in lean] == [f"{c}={v}" for v in split]
+        for (_, sub), frames in zip(lean, split.values()):
+            assert {m: sorted(s) for m, s in sub.items()} == {m: sorted(s.index) for m, s in frames.items()}

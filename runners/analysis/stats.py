@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Literal
@@ -33,7 +33,8 @@ from .resampling import (CIMethod, bootstrap_ci, bootstrap_counts, ci_from_boot,
 Scores = Mapping[Hashable, float]
 
 __all__ = [
-    "metric_label", "format_p", "Aligned", "align_scores", "ci_columns", "pair_columns", "power_line", "tag_subsets",
+    "metric_label", "format_p", "Aligned", "align_scores", "ci_columns", "pair_columns", "power_line",
+    "tag_groups", "tag_subsets",
     "rows_of", "ttest_rel_p", "min_detectable_difference", "power_warning",
     "bootstrap_counts", "sign_flip_matrix", "bootstrap_ci", "randomization_test", "holm", "CIMethod",
     # pandas tables, from stats_frames.py on first use
@@ -322,6 +323,22 @@ def _is_missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
+def tag_groups(tagged: Iterable[tuple[Hashable, Any]]) -> list[tuple[Any, set[Hashable]]]:
+    """The subset rule of one tag column, for tag_subsets and stats_frames.by_tag: ``(query id, value)``
+    pairs -> ``(value, ids with that value)`` per distinct value, missing values (None, NaN) left out,
+    values in sorted order (by ``str`` when they do not compare)."""
+    groups: dict[Any, set[Hashable]] = {}
+    for q, v in tagged:
+        if not _is_missing(v):
+            groups.setdefault(v, set()).add(q)
+    values: list[Any] = list(groups)
+    try:
+        values = sorted(values)
+    except TypeError:
+        values = sorted(values, key=str)
+    return [(v, groups[v]) for v in values]
+
+
 def tag_subsets(per_query: Mapping[str, Scores], query_tags: Mapping[Hashable, Mapping[str, Any]],
                 columns: Sequence[str], min_queries: int = 2) -> list[tuple[str, dict[str, dict[Hashable, float]]]]:
     """``("topic=billing", scores of those queries)`` for every value of every tag column, in
@@ -329,14 +346,7 @@ def tag_subsets(per_query: Mapping[str, Scores], query_tags: Mapping[Hashable, M
     (intervals on 1 query mean nothing). Same subsets as stats_frames.breakdown."""
     out = []
     for c in columns:
-        col = {q: t[c] for q, t in query_tags.items() if c in t and not _is_missing(t[c])}
-        values: list[Any] = list(dict.fromkeys(col.values()))
-        try:
-            values = sorted(values)
-        except TypeError:
-            values = sorted(values, key=str)
-        for v in values:
-            ids = {q for q, tv in col.items() if tv == v}
+        for v, ids in tag_groups((q, t[c]) for q, t in query_tags.items() if c in t):
             sub = {name: {q: s for q, s in scores.items() if q in ids} for name, scores in per_query.items()}
             if _n_common(sub) >= min_queries:
                 out.append((f"{c}={v}", sub))

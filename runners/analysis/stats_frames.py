@@ -11,7 +11,7 @@ from typing import Any, Callable, Hashable, Literal, Mapping, Sequence
 
 import pandas as pd
 
-from .stats import PAIR_COLUMNS, CIMethod, _n_common, align_scores, ci_columns, pair_columns, power_line
+from .stats import PAIR_COLUMNS, CIMethod, _n_common, align_scores, ci_columns, pair_columns, power_line, tag_groups
 
 PerQuery = Mapping[str, pd.Series]
 
@@ -70,15 +70,10 @@ def by_tag(per_query: PerQuery, tags: pd.DataFrame, tag_column: str
         warnings.warn(f"{len(unknown)} of {len(all_ids)} scored queries have no row in tags "
                       f"(e.g. {list(unknown[:3])}); they are in no {tag_column!r} subset",
                       UserWarning, stacklevel=2)
-    values = col.dropna().unique()
-    try:
-        values = sorted(values)
-    except TypeError:
-        values = sorted(values, key=str)
+    col = col.dropna()  # pandas' idea of missing (NaT, pd.NA too), then stats.tag_groups' rule
     out: dict[Hashable, dict[str, pd.Series]] = {}
-    for v in values:
-        ids = col.index[col == v]
-        out[v] = {name: s[s.index.isin(ids)] for name, s in per_query.items()}
+    for v, ids in tag_groups(zip(col.index, col.to_numpy())):
+        out[v] = {name: s[s.index.isin(list(ids))] for name, s in per_query.items()}
     return out
 
 
