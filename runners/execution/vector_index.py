@@ -207,7 +207,8 @@ def write_index(folder: Path, sources: Sequence[Source], block: int = BLOCK) -> 
                                                else np.full(e - p, s.shard), np.int64) + off
                                     for p, e, s, off in zip(ptr, ends, sources, offsets)])
             rows = np.concatenate([np.asarray(s.rows[p:e], np.int64) for p, e, s in zip(ptr, ends, sources)])
-            order = np.argsort(keys, kind="stable")  # stable: each source keeps its own order of equal keys
+            order = np.argsort(keys, kind="stable")  # timsort: merges the sorted runs; stable: a source's
+            # own order of equal keys is kept (lexsort on the uint64 halves: ~4x slower here)
             sl = slice(done, done + len(order))
             keys_out[0, sl], keys_out[1, sl] = split(keys[order])
             loc_out["shard"][sl], loc_out["row"][sl] = shard[order], rows[order]
