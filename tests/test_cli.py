@@ -168,6 +168,28 @@ def test_stats_json_is_one_document_with_power_and_null_for_nan(tmp_path):
     assert all(p["cohens_dz"] is None for p in first["pairs"])
 
 
+def test_stats_reads_each_file_once_per_invocation(tmp_path, monkeypatch):
+    """Three metrics, a tag breakdown and judged@10: each per-query file and the collection are read once."""
+    from collections import Counter
+
+    import custom_tasks.sources
+    from runners.analysis import per_query
+
+    reads: Counter = Counter()
+    real_json, real_coll = per_query.read_json, custom_tasks.sources.load_collection
+    monkeypatch.setattr(per_query, "read_json", lambda p: reads.update([p.name]) or real_json(p))
+    monkeypatch.setattr(custom_tasks.sources, "load_collection",
+                        lambda *a, **k: reads.update(["collection"]) or real_coll(*a, **k))
+    cfg = _cfg(tmp_path, _folder(tmp_path))
+    result = runner.invoke(app, ["stats", "-c", str(cfg), "--by", "source", "--resamples", "200",
+                                 "-m", "ndcg_at_10", "-m", "mrr_at_10", "-m", "recall_at_100"])
+    assert result.exit_code == 0, result.output
+    assert reads == {"per_query_test.json": 2, "collection": 1}  # once each (before: every file 3 times, the collection 4)
+    reads.clear()
+    result = runner.invoke(app, ["stats", "-c", str(cfg), "--by", "source", "--resamples", "200"])
+    assert result.exit_code == 0 and reads == {"per_query_test.json": 2, "collection": 1}  # nothing kept between
+
+
 def test_stats_csv_is_one_table(tmp_path):
     import io
 

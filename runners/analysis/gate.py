@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..results.store import SIDE, find_run
 from .errors import AnalysisError
-from .per_query import RUN_HINT, all_models, find_model, label_of, load_score_map, result_models
+from .per_query import RUN_HINT, all_models, find_model, label_of, load_score_map, read_once, result_models
 from .stats import Scores, align_scores, bootstrap_ci, format_p, metric_label, randomization_test
 
 __all__ = ["GateResult", "GateRun", "regression_check", "regression_gate"]
@@ -165,6 +165,7 @@ def _baseline_runs(base_dir: Path, base_key: str | None, tasks: list[str] | None
     return out
 
 
+@read_once()  # each task's collection read once, not once per compared model
 def regression_gate(baseline: str, candidate: str = "results", *, results_dir: Path = Path("results"),
                     tasks: list[str] | None = None, metric: str = "ndcg_at_10", max_drop: float = 0.01,
                     alpha: float = 0.05, split: str = "test", n_resamples: int = 10_000,

@@ -22,7 +22,7 @@ from ..config.benchmark import BenchmarkConfig
 from ..config.task_lookup import task_config_for
 from ..results.store import find_run, read_json
 from .errors import AnalysisError
-from .per_query import label_of
+from .per_query import label_of, task_config_collection
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -182,9 +182,7 @@ def judged_line(rep: JudgedReport, k: int = 10) -> str:
 def task_collection(entry: str, bench: BenchmarkConfig | None = None) -> Collection:
     """The collection (with any imported labels) of a benchmark's task entry (name or YAML path)."""
     cfg = task_config_for(entry, bench)  # first: a public task (not found) never imports the readers
-    from custom_tasks.sources import load_collection  # lazy: only tasks that need their labels read them
-
-    return load_collection(cfg.source, cfg.base_dir, cfg.name)
+    return task_config_collection(cfg)  # read once inside per_query.read_once
 
 
 def judged_for_config(bench: BenchmarkConfig, models: Sequence[str], ks: Iterable[int] = (10,),

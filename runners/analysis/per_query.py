@@ -11,9 +11,11 @@ pandas imported there): `stats` and `check` start without pandas.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+import json
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from custom_tasks.config import find_task_configs, resolve_task_config
 
@@ -23,7 +25,45 @@ from .errors import AnalysisError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from custom_tasks.collection import Collection
+    from custom_tasks.config import TaskConfig
+
 RUN_HINT = "run `private-mteb run` first"
+T = TypeVar("T")
+
+#: what `read_once` keeps: key -> value read; None outside it (then every call reads its files)
+_ONCE: dict[tuple[Any, ...], Any] | None = None
+
+
+@contextmanager
+def read_once() -> Iterator[None]:
+    """Inside, each per-query file (by path, mtime, size) and each task's collection is read once: what one
+    `stats` / `check` invocation asks for per metric, per tag list and for judged@10. Nothing is kept after
+    the outermost block, so a long-lived process never answers from files it read before."""
+    global _ONCE
+    outer = _ONCE
+    if outer is None:
+        _ONCE = {}
+    try:
+        yield
+    finally:
+        _ONCE = outer
+
+
+def _once(key: tuple[Any, ...], read: Callable[[], T]) -> T:
+    if _ONCE is None:
+        return read()
+    if key not in _ONCE:
+        _ONCE[key] = read()
+    return _ONCE[key]  # type: ignore[no-any-return]
+
+
+def task_config_collection(cfg: TaskConfig) -> Collection:
+    """The collection a task config points at (read once inside `read_once`)."""
+    from custom_tasks.sources import load_collection  # lazy: only tasks that need their files read them
+
+    key = ("collection", json.dumps(cfg.source, sort_keys=True, default=str), str(cfg.base_dir), cfg.name)
+    return _once(key, lambda: load_collection(cfg.source, cfg.base_dir, cfg.name))
 
 
 def all_models(results_dir: Path) -> list[str]:
@@ -103,7 +143,8 @@ def _per_query_file(results_dir: Path, model_name: str, task_name: str, split: s
     if not path.exists():
         raise AnalysisError(f"{path}: no per-query scores for split '{split}': run the task with that split")
     try:
-        data = read_json(path)
+        st = path.stat()
+        data = _once(("per_query", str(path.resolve()), st.st_mtime_ns, st.st_size), lambda: read_json(path))
         subsets = data["subsets"]
     except (ValueError, KeyError, TypeError) as e:
         raise AnalysisError(f"{path}: damaged per-query file ({type(e).__name__}): delete {folder} and "
@@ -167,11 +208,7 @@ def query_tags(task: str) -> dict[str, dict[str, str]] | None:
     tasks / no tags)."""
     if task not in find_task_configs() and Path(task).suffix not in {".yaml", ".yml"}:
         return None
-    from custom_tasks.sources import load_collection  # lazy: only tasks with tags read their files
-
-    cfg = resolve_task_config(task)
-    collection = load_collection(cfg.source, cfg.base_dir, cfg.name)
-    return collection.query_tags or None
+    return task_config_collection(resolve_task_config(task)).query_tags or None
 
 
 def tag_names(tags: dict[str, dict[str, str]] | None) -> list[str]:

@@ -99,6 +99,7 @@ def stats_cmd(
     if fmt not in FORMATS:
         raise typer.BadParameter(f"unknown format '{fmt}' ({'|'.join(FORMATS)})", param_hint="--format")
     from ..analysis.label_notes import label_notes, stats_tags
+    from ..analysis.per_query import read_once
     from ..analysis.stats_report import stats_report
     from ..config.benchmark import BenchmarkConfig
 
@@ -109,26 +110,27 @@ def stats_cmd(
     names = _candidates(cfg, config, models, False, [name for _, name in entries])
     n_resamples = resamples or opts.resamples
     reports = []
-    for entry, task_name in entries:
-        for m in metric or opts.metrics:
-            rep = stats_report(cfg.results_path, task_name, m, n_resamples=n_resamples,
-                               seed=opts.seed if seed is None else seed, confidence=opts.confidence,
-                               method=opts.method, tags=by if by is not None else stats_tags(entry, opts.tags),
-                               models=names,
-                               strict_tags=by is not None, task_source=entry)
-            if fmt == "table":
-                _stats_table(rep, opts.confidence, n_resamples)
-            elif fmt == "markdown":
-                console.print(rep.intervals.assign(task=task_name, metric=m).to_markdown(index=False),
-                              highlight=False, markup=False)
-                if not rep.pairs.empty:
-                    console.print(rep.pairs.assign(task=task_name, metric=m).to_markdown(index=False),
+    with read_once():  # per-query files and collections: read once, whatever the number of metrics
+        for entry, task_name in entries:
+            for m in metric or opts.metrics:
+                rep = stats_report(cfg.results_path, task_name, m, n_resamples=n_resamples,
+                                   seed=opts.seed if seed is None else seed, confidence=opts.confidence,
+                                   method=opts.method, tags=by if by is not None else stats_tags(entry, opts.tags),
+                                   models=names,
+                                   strict_tags=by is not None, task_source=entry)
+                if fmt == "table":
+                    _stats_table(rep, opts.confidence, n_resamples)
+                elif fmt == "markdown":
+                    console.print(rep.intervals.assign(task=task_name, metric=m).to_markdown(index=False),
                                   highlight=False, markup=False)
-                console.print(f"power: {rep.power}", highlight=False, markup=False)
-            reports.append(rep)
-        if fmt == "table":  # judged@10 and the generator guard (runners/analysis/label_notes.py)
-            for line in label_notes(cfg, entry, names):
-                console.print(line, highlight=False, markup=False)
+                    if not rep.pairs.empty:
+                        console.print(rep.pairs.assign(task=task_name, metric=m).to_markdown(index=False),
+                                      highlight=False, markup=False)
+                    console.print(f"power: {rep.power}", highlight=False, markup=False)
+                reports.append(rep)
+            if fmt == "table":  # judged@10 and the generator guard (runners/analysis/label_notes.py)
+                for line in label_notes(cfg, entry, names):
+                    console.print(line, highlight=False, markup=False)
     if fmt == "json":  # exactly one JSON document, NaN -> null (plain stdout: rich would wrap lines)
         typer.echo(json.dumps({"tasks": [r.to_dict() for r in reports]}, indent=1, allow_nan=False))
     elif fmt == "csv":
