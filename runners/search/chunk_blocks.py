@@ -1,0 +1,122 @@
+"""Chunked search over a large corpus, one block of documents at a time (bounded memory).
+
+`ChunkedSearch` in memory splits the whole corpus, encodes every chunk into one matrix and scores one
+queries x chunks matrix: at a million documents that is several million vectors and many GB. From
+`encode.large_corpus_docs` documents on (with a cached encoder) it takes this path instead: documents
+are read in blocks from the corpus' Arrow columns (`prefill.read_block`), each block is split with the
+same `split_corpus` (same chunk ids and texts), its chunk vectors come from the embedding cache in one
+vectorised pass (`prefill.encode_block`, texts built as mteb's `_corpus_to_dict` builds them), a
+document scores as its best chunk, and `topk(top_k + 1)` per block feeds mteb's `(score, id)` heaps
+(`LargeCorpusSearch._merge`). Only one block of chunks, vectors and scores is held at a time.
+
+Without exact score ties at the top-k boundary the results equal the in-memory path's, bit for bit and
+in the same dict order (`replay`); the split report (warnings) is accumulated per block.
+"""
+
+from __future__ import annotations
+
+import heapq
+from array import array
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..execution.embedding_cache import CachedEncoder
+from ..execution.large_corpus import LargeCorpusSearch
+from ..execution.prefill import DocumentBlock, encode_block, model_text, read_block
+from .exact import MTEB_K_OFFSET
+from .chunk_fit import SplitReport, document_string
+from .chunking import Chunk, Chunker, split_corpus
+from .tokens import ModelTokens, OffsetsFn
+
+BLOCK_DOCS = 50_000  # documents per block (their chunks are several times more rows)
+
+
+def blockwise(encoder: Any, n_docs: int, threshold: int) -> bool:
+    """The block path needs the cache's bulk lookup; smaller corpora keep the in-memory path."""
+    return isinstance(encoder, CachedEncoder) and 0 <= threshold <= n_docs
+
+
+@dataclass
+class ReportTotals:
+    """A whole split's SplitReport, folded block by block without keeping the chunks.
+
+    Chunk lengths are kept as 4-byte ints (the in-memory path holds a list of them), so the warnings
+    (`report()`) are exactly the in-memory path's.
+    """
+
+    documents: int = 0
+    chunks: int = 0
+    no_room: list[int] = field(default_factory=list)
+    lengths: array = field(default_factory=lambda: array("i"))
+
+    def add(self, report: SplitReport, chunks: list[Chunk], tokens: ModelTokens | None) -> None:
+        """Fold one block's report; in characters the lengths are counted here, as `ChunkedSearch._warn` does."""
+        if tokens is not None and not report.lengths:
+            report.lengths = [tokens.count(document_string(c.title, c.text)) for c in chunks]
+        self.documents += report.documents
+        self.chunks += len(chunks)
+        self.no_room += report.no_room
+        self.lengths.extend(report.lengths)
+
+    def report(self) -> SplitReport:
+        return SplitReport(self.documents, list(self.no_room), self.lengths)  # type: ignore[arg-type]
+
+
+def chunk_block(corpus: Any, start: int, stop: int, chunker: Chunker, offsets: OffsetsFn | None,
+                report: SplitReport) -> tuple[list[str], np.ndarray, DocumentBlock, list[Chunk]]:
+    """Documents [start, stop) split into chunks: (doc ids, first chunk of each, chunk rows as mteb reads them).
+
+    Document ids, titles and texts are taken as the in-memory path takes them (str id, title or "");
+    the chunk rows' model texts are `_corpus_to_dict`'s, which `create_dataloader` gives the model there.
+    """
+    docs = read_block(corpus, start, stop)
+    doc_ids = [str(i) for i in docs.ids]
+    chunks = split_corpus(list(zip(doc_ids, docs.titles, docs.bodies)), chunker, offsets, report)
+    starts = np.flatnonzero([i == 0 or c.doc_id != chunks[i - 1].doc_id for i, c in enumerate(chunks)])
+    titles = [c.title for c in chunks]
+    bodies = [c.text for c in chunks]
+    block = DocumentBlock([c.id for c in chunks], titles, bodies, [model_text(t, b) for t, b in zip(titles, bodies)])
+    return doc_ids, starts.astype(np.int64), block, chunks
+
+
+def search_blocks(encoder: CachedEncoder, corpus: Any, chunker: Chunker, offsets: OffsetsFn | None,
+                  q_emb: Any, query_ids: list[str], top_k: int, *, task_metadata: Any, hf_split: str,
+                  hf_subset: str, encode_kwargs: dict[str, Any], totals: ReportTotals,
+                  block_docs: int = BLOCK_DOCS,
+                  tokens: ModelTokens | None = None) -> tuple[dict[str, dict[str, float]], tuple[int, int]]:
+    """Best-chunk document scores over the whole corpus, block by block: (results, (encoded, reused) of chunks)."""
+    import torch
+
+    query_idx_to_id = dict(enumerate(query_ids))
+    heaps: dict[str, list[tuple[float, str]]] = {qid: [] for qid in query_ids}
+    encoded = reused = 0
+    for start in range(0, len(corpus), block_docs):
+        report = SplitReport()
+        doc_ids, starts, block, chunks = chunk_block(corpus, start, min(start + block_docs, len(corpus)),
+                                                     chunker, offsets, report)
+        totals.add(report, chunks, tokens)
+        del chunks
+        before = (encoder.encoded, encoder.reused)
+        vectors = encode_block(encoder, block, task_metadata=task_metadata, hf_split=hf_split, hf_subset=hf_subset,
+                               encode_kwargs=dict(encode_kwargs))
+        encoded, reused = encoded + encoder.encoded - before[0], reused + encoder.reused - before[1]
+        sim = torch.as_tensor(encoder.similarity(q_emb, vectors))
+        if sim.shape[1] != len(doc_ids):  # several chunks per document: best chunk wins
+            sim = torch.from_numpy(np.maximum.reduceat(sim.cpu().numpy(), starts, axis=1))
+        values, idx = torch.topk(sim, min(top_k + MTEB_K_OFFSET, sim.shape[1]), dim=1, largest=True)
+        LargeCorpusSearch._merge(heaps, query_idx_to_id, idx.cpu().numpy(), values.cpu().numpy(), doc_ids, top_k)
+        del block, vectors, sim, values, idx
+    return {qid: {doc: score for score, doc in replay(heap, top_k)} for qid, heap in heaps.items()}, (encoded, reused)
+
+
+def replay(heap: list[tuple[float, str]], top_k: int) -> list[tuple[float, str]]:
+    """The heap the in-memory path builds from the same items: pushed best first (its global topk order).
+
+    Per-block merging leaves the same items in another heap layout; the result dict follows the layout.
+    """
+    out: list[tuple[float, str]] = []
+    for item in sorted(heap, reverse=True)[:top_k]:
+        heapq.heappush(out, item)
+    return out
