@@ -84,7 +84,7 @@ def _loader(plan: PlannedCandidate, dense: Candidate, cache_path: Path, results_
 
         def make() -> Any:
             enc = shared_encoder(dense, cache_path)
-            return ChunkedSearch(enc, plan.strategy, _meta(enc, name, revision))
+            return ChunkedSearch(enc, plan.strategy, _meta(enc, name, revision), large_corpus_docs)
     else:
 
         def make() -> Any:
