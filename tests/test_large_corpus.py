@@ -232,3 +232,36 @@ def test_hybrid_dense_side_takes_the_large_path_with_equal_results(tiny_task, tm
     for qid in runs[0]:
         assert list(runs[0][qid].items()) == list(runs[1][qid].items())
     assert type(dense_search(SyntheticEncoder(dim=8))).__name__ == "SearchEncoderWrapper"  # uncached: mteb's
+
+
+def test_pinned_constants_are_mteb_defaults():
+    """MTEB_CHUNK / MTEB_K_OFFSET restate mteb's chunk default and per-chunk topk offset (exact.py)."""
+    import inspect
+
+    from mteb.models.search_wrappers import SearchEncoderWrapper
+
+    from runners.search.exact import MTEB_CHUNK, MTEB_K_OFFSET
+
+    assert inspect.signature(SearchEncoderWrapper.__init__).parameters["corpus_chunk_size"].default == MTEB_CHUNK
+    assert f"search_k_offset={MTEB_K_OFFSET}," in inspect.getsource(SearchEncoderWrapper._full_corpus_search)
+    assert LargeCorpusSearch(_cached(Path("/nonexistent"), "c", 0)).corpus_chunk_size == MTEB_CHUNK
+
+
+def test_evaluate_scores_identical_to_default_path(tiny_task, tmp_path):
+    """Through `mteb.evaluate` in several chunks: metrics equal mteb's wrapper with the same chunks, and its default."""
+    import mteb
+    from mteb.models.search_wrappers import SearchEncoderWrapper
+
+    def cached(name: str) -> CachedEncoder:  # the vectors of the test this replaced (exact search's, dim 32)
+        return CachedEncoder(SyntheticEncoder(dim=32, ties=6), EmbeddingStore(tmp_path / name))
+
+    kw = {"overwrite_strategy": "always", "show_progress_bar": False}
+    plain = mteb.evaluate(cached("a"), tiny_task, cache=mteb.ResultCache(tmp_path / "ra"), **kw)
+    large = mteb.evaluate(LargeCorpusSearch(cached("b"), corpus_chunk_size=5), tiny_task,
+                          cache=mteb.ResultCache(tmp_path / "rb"), **kw)
+    ref = mteb.evaluate(SearchEncoderWrapper(cached("c"), corpus_chunk_size=5), tiny_task,
+                        cache=mteb.ResultCache(tmp_path / "rc"), **kw)
+    s = [r.task_results[0].scores["test"][0] for r in (plain, large, ref)]
+    for key in ("ndcg_at_10", "map_at_10", "mrr_at_10", "recall_at_5", "precision_at_1"):
+        assert s[1][key] == s[2][key]
+    assert s[0]["ndcg_at_10"] == pytest.approx(s[1]["ndcg_at_10"], abs=1e-9)  # these ties: also the 50k default
