@@ -1,5 +1,5 @@
-"""Chunked search over large corpora, block by block (chunk_blocks.py): the in-memory path's results,
-stats, cache counts and warnings, with only one block of chunks in memory."""
+"""Chunked search over large corpora, block by block (runners/execution/chunk_blocks.py): the in-memory path's
+results, stats, cache counts and warnings, with only one block of chunks in memory."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from datasets import Dataset
 from runners.execution import experiments as ex
 from runners.execution.embedding_cache import CachedEncoder, EmbeddingStore
 from runners.execution.synthetic import SyntheticEncoder
-from runners.search.chunk_blocks import BLOCK_DOCS, blockwise, chunk_block, replay
+from runners.execution.chunk_blocks import BLOCK_DOCS, LargeChunkedSearch, blockwise, chunk_block, replay
 from runners.search.chunking import Chunker, ChunkedSearch, SplitReport, split_corpus
 from tests.search_fixture import queries, search_kwargs, tiny_task  # noqa: F401  (tiny_task: a fixture)
 from tests.test_experiments import FakeEncoder
@@ -46,8 +46,8 @@ def _run(search: ChunkedSearch, corpus: Dataset, qs: Dataset, kw: dict[str, Any]
 def _pair(tmp_path, name: str, chunker: Chunker, block_docs: int, encoder: Any = None) -> tuple[Any, ChunkedSearch]:
     enc = CachedEncoder(encoder or SyntheticEncoder(dim=16, ties=0), EmbeddingStore(tmp_path / name))
     large = block_docs > 0
-    search = ChunkedSearch(enc, chunker, enc.mteb_model_meta, large_corpus_docs=0 if large else 10**9,
-                           block_docs=block_docs if large else None)
+    search = (LargeChunkedSearch(enc, chunker, enc.mteb_model_meta, large_corpus_docs=0, block_docs=block_docs)
+              if large else ChunkedSearch(enc, chunker, enc.mteb_model_meta))
     return enc, search
 
 
@@ -126,7 +126,7 @@ def test_threshold_and_replay():
     cached = CachedEncoder(SyntheticEncoder(dim=8), EmbeddingStore.__new__(EmbeddingStore))
     assert blockwise(cached, 10, 10) and not blockwise(cached, 9, 10)
     assert not blockwise(SyntheticEncoder(dim=8), 10**6, 0)  # only the cache has the bulk lookup
-    assert BLOCK_DOCS == 50_000 and ChunkedSearch(cached, Chunker(8), None).large_corpus_docs == 200_000
+    assert BLOCK_DOCS == 50_000 and LargeChunkedSearch(cached, Chunker(8), None).large_corpus_docs == 200_000
     import heapq
 
     items = [(0.5, "a"), (0.9, "b"), (0.1, "c"), (0.7, "d")]
@@ -143,7 +143,7 @@ def test_run_benchmark_chunk_experiment_large_path_scores_identical(tmp_path, ti
     """A chunk experiment in a benchmark, with `large_corpus_docs: 0` and the default: identical results."""
     import yaml
 
-    import runners.search.chunk_blocks as cb
+    import runners.execution.chunk_blocks as cb
     from runners.config.benchmark import BenchmarkConfig
     from runners.execution.run import candidates_for, run_benchmark
     from runners.results.store import load_rankings

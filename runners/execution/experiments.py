@@ -22,9 +22,10 @@ from ..config.experiments import (
 )
 from ..config.model_spec import BM25_NAME
 from ..search.ann import AnnSearch
-from ..search.chunking import ChunkedSearch, chunk_level_collection, token_offsets
+from ..search.chunking import chunk_level_collection, token_offsets
 from ..search.hybrid import HybridRetriever
 from .candidates import Candidate, candidate_from_spec
+from .chunk_blocks import LargeChunkedSearch
 from .embedding_cache import CachedEncoder, wrap_cache
 from .identity import weights_fingerprint
 from .large_corpus import LARGE_CORPUS_DOCS, dense_search
@@ -84,7 +85,7 @@ def _loader(plan: PlannedCandidate, dense: Candidate, cache_path: Path, results_
 
         def make() -> Any:
             enc = shared_encoder(dense, cache_path)
-            return ChunkedSearch(enc, plan.strategy, _meta(enc, name, revision), large_corpus_docs)
+            return LargeChunkedSearch(enc, plan.strategy, _meta(enc, name, revision), large_corpus_docs)
     else:
 
         def make() -> Any:

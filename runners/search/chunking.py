@@ -23,7 +23,6 @@ import numpy as np
 from custom_tasks.collection import Collection, CollectionWarning
 from custom_tasks.mteb_private import create_dataloader
 
-from ..config.benchmark import LARGE_CORPUS_DOCS
 from .chunk_fit import SplitReport, document_string
 from .counts import CountsFromInner
 from .tokens import ModelTokens, OffsetsFn, max_seq_length, model_tokens
@@ -183,19 +182,16 @@ class ChunkedSearch(CountsFromInner):
     Chunks go through the encoder (a CachedEncoder in runs), so chunks equal across chunk sizes
     or equal to a whole document are encoded once. Scores and top-k selection follow mteb's
     SearchEncoderWrapper, so one-chunk documents get bit-identical scores to the plain run.
-    From `large_corpus_docs` documents on (cached encoder) the corpus is split, encoded and scored one
-    block of documents at a time instead of all at once (chunk_blocks.py): bounded memory, equal results.
+    `runners.execution.chunk_blocks.LargeChunkedSearch` overrides `_blockwise` / `_search_blocks` to split,
+    encode and score a large corpus one block of documents at a time: bounded memory, equal results.
     """
 
     _counts_from = "encoder"
 
-    def __init__(self, encoder: Any, chunker: Chunker, meta: Any, large_corpus_docs: int = LARGE_CORPUS_DOCS,
-                 block_docs: int | None = None) -> None:
+    def __init__(self, encoder: Any, chunker: Chunker, meta: Any) -> None:
         self.encoder = encoder
         self.chunker = chunker
         self.mteb_model_meta = meta
-        self.large_corpus_docs = large_corpus_docs  # from this many documents (cached encoder): block by block
-        self.block_docs = block_docs  # documents per block (None: chunk_blocks.BLOCK_DOCS)
         self.stats: dict[str, int] = {}
         self._doc_ids: list[str] = []
         self._starts: np.ndarray | None = None
@@ -209,9 +205,7 @@ class ChunkedSearch(CountsFromInner):
 
         from mteb.types import PromptType
 
-        from .chunk_blocks import blockwise
-
-        self._corpus = corpus if blockwise(self.encoder, len(corpus), self.large_corpus_docs) else None
+        self._corpus = corpus if self._blockwise(len(corpus)) else None
         if self._corpus is not None:  # chunks, vectors and stats come block by block in search()
             self.stats = {"documents": len(corpus)}
             return
@@ -284,23 +278,13 @@ class ChunkedSearch(CountsFromInner):
         self._emb = None
         return results
 
+    def _blockwise(self, n_docs: int) -> bool:
+        """Whether `search` scores the corpus block by block (the execution layer's subclass decides)."""
+        return False
+
     def _search_blocks(self, q_emb: Any, query_ids: list[str], top_k: int, *, task_metadata: Any, hf_split: str,
                        hf_subset: str, encode_kwargs: dict[str, Any]) -> dict[str, dict[str, float]]:
-        """Large corpora: split, encode and score one block of documents at a time (chunk_blocks)."""
-        from .chunk_blocks import BLOCK_DOCS, ReportTotals, search_blocks
-
-        corpus, self._corpus = self._corpus, None
-        task = getattr(task_metadata, "name", "")
-        offsets = token_offsets(self.encoder) if self.chunker.unit == "tokens" else None
-        totals = ReportTotals()
-        results, (encoded, reused) = search_blocks(
-            self.encoder, corpus, self.chunker, offsets, q_emb, query_ids, top_k, task_metadata=task_metadata,
-            hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs, totals=totals,
-            block_docs=self.block_docs or BLOCK_DOCS,
-            tokens=None if task in self._warned else model_tokens(self.encoder))  # chars: count only to warn
-        self._warn(totals.report(), task, ())
-        self.stats = {"documents": totals.documents, "chunks": totals.chunks, "encoded": encoded, "reused": reused}
-        return results
+        raise NotImplementedError("block-wise chunked search is LargeChunkedSearch (runners.execution.chunk_blocks)")
 
 
 def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:

@@ -1,8 +1,8 @@
 """Chunked search over a large corpus, one block of documents at a time (bounded memory).
 
-`ChunkedSearch` in memory splits the whole corpus, encodes every chunk into one matrix and scores one
+`ChunkedSearch` (search layer) in memory splits the whole corpus, encodes every chunk into one matrix and scores one
 queries x chunks matrix: at a million documents that is several million vectors and many GB. From
-`encode.large_corpus_docs` documents on (with a cached encoder) it takes this path instead: documents
+`encode.large_corpus_docs` documents on (with a cached encoder) `LargeChunkedSearch` takes this path instead: documents
 are read in blocks from the corpus' Arrow columns (`prefill.read_block`), each block is split with the
 same `split_corpus` (same chunk ids and texts), its chunk vectors come from the embedding cache in one
 vectorised pass (`prefill.encode_block`, texts built as mteb's `_corpus_to_dict` builds them), a
@@ -22,13 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from ..execution.embedding_cache import CachedEncoder
-from ..execution.large_corpus import LargeCorpusSearch
-from ..execution.prefill import DocumentBlock, encode_block, model_text, read_block
-from .exact import MTEB_K_OFFSET
-from .chunk_fit import SplitReport, document_string
-from .chunking import Chunk, Chunker, split_corpus
-from .tokens import ModelTokens, OffsetsFn
+from ..config.benchmark import LARGE_CORPUS_DOCS
+from ..search.chunk_fit import SplitReport, document_string
+from ..search.chunking import Chunk, Chunker, ChunkedSearch, split_corpus, token_offsets
+from ..search.exact import MTEB_K_OFFSET
+from ..search.tokens import ModelTokens, OffsetsFn, model_tokens
+from .embedding_cache import CachedEncoder
+from .large_corpus import LargeCorpusSearch
+from .prefill import DocumentBlock, encode_block, model_text, read_block
 
 BLOCK_DOCS = 50_000  # documents per block (their chunks are several times more rows)
 
@@ -120,3 +121,31 @@ def replay(heap: list[tuple[float, str]], top_k: int) -> list[tuple[float, str]]
     for item in sorted(heap, reverse=True)[:top_k]:
         heapq.heappush(out, item)
     return out
+
+
+class LargeChunkedSearch(ChunkedSearch):
+    """`ChunkedSearch` that scores a corpus of `large_corpus_docs` documents or more block by block."""
+
+    def __init__(self, encoder: Any, chunker: Chunker, meta: Any, large_corpus_docs: int = LARGE_CORPUS_DOCS,
+                 block_docs: int = BLOCK_DOCS) -> None:
+        super().__init__(encoder, chunker, meta)
+        self.large_corpus_docs = large_corpus_docs  # from this many documents (cached encoder): block by block
+        self.block_docs = block_docs
+
+    def _blockwise(self, n_docs: int) -> bool:
+        return blockwise(self.encoder, n_docs, self.large_corpus_docs)
+
+    def _search_blocks(self, q_emb: Any, query_ids: list[str], top_k: int, *, task_metadata: Any, hf_split: str,
+                       hf_subset: str, encode_kwargs: dict[str, Any]) -> dict[str, dict[str, float]]:
+        corpus, self._corpus = self._corpus, None
+        task = getattr(task_metadata, "name", "")
+        offsets = token_offsets(self.encoder) if self.chunker.unit == "tokens" else None
+        totals = ReportTotals()
+        results, (encoded, reused) = search_blocks(
+            self.encoder, corpus, self.chunker, offsets, q_emb, query_ids, top_k, task_metadata=task_metadata,
+            hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=encode_kwargs, totals=totals,
+            block_docs=self.block_docs,
+            tokens=None if task in self._warned else model_tokens(self.encoder))  # chars: count only to warn
+        self._warn(totals.report(), task, ())
+        self.stats = {"documents": totals.documents, "chunks": totals.chunks, "encoded": encoded, "reused": reused}
+        return results
