@@ -78,6 +78,7 @@ def test_numpy_short_write_is_a_disk_full_fault_that_stops_the_run():
     from runners.execution.run import _fatal
     from runners.results.store import environment_fault
 
-    short = OSError("94848 requested and 15328 written")
-    assert _fatal(short) and "disk is full" in str(environment_fault(short, "/r/cache"))
+    for short in (OSError("94848 requested and 15328 written"),
+                  OSError("Not enough free space to write 30720000 bytes after offset 128")):  # np.save, large
+        assert _fatal(short) and "disk is full" in str(environment_fault(short, "/r/cache"))
     assert not _fatal(OSError("something else")) and environment_fault(OSError("x written"), "/r") is None

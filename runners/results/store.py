@@ -54,8 +54,14 @@ class EnvironmentFault(CollectionError):
 
 
 def fault_errno(err: OSError) -> int | None:
-    """The errno of an OSError, with numpy's short write ('<n> requested and <m> written', no errno) as ENOSPC."""
-    if err.errno is None and " requested and " in str(err) and str(err).endswith(" written"):
+    """The errno of an OSError; numpy's full-disk messages (no errno) count as ENOSPC.
+
+    numpy says '<n> requested and <m> written' after a short write, and 'Not enough free space to write <n>
+    bytes after offset <m>' when its preallocation of a large array fails.
+    """
+    text = str(err)
+    if err.errno is None and ((" requested and " in text and text.endswith(" written"))
+                              or text.startswith("Not enough free space to write ")):
         return errno.ENOSPC
     return err.errno
 
