@@ -265,3 +265,29 @@ def test_keys_sharing_their_first_bytes_are_told_apart(tmp_path):
     for reader in (store, VectorStore(tmp_path)):
         _assert_locate_exact(reader, pool + absent)
         _assert_locate_exact(reader, (pool + absent)[::-1])
+
+
+def test_many_shards_raise_a_low_open_file_limit(tmp_path):
+    """Every shard keeps memory maps (an open file each): a store of more shards than the soft limit allows opens."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import resource, sys
+        import numpy as np
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+        from runners.execution.vector_store import VectorStore
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+        store = VectorStore({str(tmp_path)!r}, fanout=10**6)  # no merging: every shard stays open on its own
+        rng = np.random.default_rng(0)
+        for i in range(60):
+            store.add([bytes([i]) * 16], rng.random((1, 4), dtype=np.float32))
+        fresh = VectorStore({str(tmp_path)!r}, fanout=10**6)
+        assert len(fresh.get([bytes([i]) * 16 for i in range(60)])) == 60
+        print(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert int(out.stdout.strip()) > 64

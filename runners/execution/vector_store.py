@@ -19,6 +19,7 @@ only grows, so locations from `locate` stay valid for `gather` after `refresh`, 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from pathlib import Path
@@ -55,6 +56,21 @@ def _save_atomic(path: Path, array: np.ndarray) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def room_for_files(needed: int, spare: int = 256) -> None:
+    """Each shard and index holds memory maps, an open file each: raise the soft open-file limit if it would bind
+    (a default of 1024 is ~500 shards, 25M documents), as far as the hard limit allows."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or needed + spare <= soft:
+        return
+    want = max(needed + spare, 2 * soft)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
 
 
 class _Shard:
@@ -178,6 +194,7 @@ class VectorStore:
         self._arrange()
 
     def _open_shard(self, stem: Path) -> None:
+        room_for_files(2 * len(self._shards) + 2 * len(self._opened) + 2)
         shard = _Shard(stem, len(self._shards))
         self._shards.append(shard)
         self._position[stem.name] = shard.position
