@@ -3,7 +3,6 @@ exactly with nothing encoded again, and on a collection built for it the curve f
 
 from __future__ import annotations
 
-import json
 import math
 import re
 
@@ -208,30 +207,21 @@ def test_distractor_ids_are_prefixed_and_clashes_rejected(tmp_path):
     assert len(load_distractors(other, {}, None).docs) == 12
 
 
-def test_distractors_are_read_once_per_file_version(tmp_path, monkeypatch):
-    import os
-
+def test_distractors_are_read_once_per_run(tmp_path, monkeypatch):
     from runners.execution import distractors as mod
 
     reads = []
     real = mod._read_docs
     monkeypatch.setattr(mod, "_read_docs", lambda p: reads.append(p) or real(p))
     path = write_distractor_corpus(tmp_path, n_docs=3)
-    first = load_distractors(path, {}, None)
-    assert load_distractors(path, {"c": {}}, None) == first and len(reads) == 1  # every (entry, task): one read
-    write_distractor_corpus(tmp_path, n_docs=4)
-    st = path.stat()
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a coarse clock must not hide the change
-    again = load_distractors(path, {}, None)
+    seen: dict = {}  # one growth run: every (entry, task) shares one read
+    first = load_distractors(path, {}, None, seen)
+    assert load_distractors(path, {"c": {}}, None, seen) == first and len(reads) == 1
+    with pytest.raises(ConfigError, match="clash"):  # the id-clash check still runs on a shared read
+        load_distractors(path, {"distractor:d0": {}}, None, seen)
+    write_distractor_corpus(tmp_path, n_docs=4)  # edited before the next run: read again
+    again = load_distractors(path, {}, None, {})
     assert len(again.docs) == 4 and again.content_hash != first.content_hash and len(reads) == 2
-    # a task YAML: editing its collection's files (not the YAML) is seen too
-    other = write_growth_task(tmp_path / "other", n_queries=5, n_distractors=7)
-    assert len(load_distractors(other, {}, None).docs) == 12 and len(reads) == 3
-    assert len(load_distractors(other, {}, None).docs) == 12 and len(reads) == 3
-    corpus = next(p for p in (tmp_path / "other").rglob("*") if p.is_file() and p != other and "corpus" in p.name)
-    doc = {**json.loads(corpus.read_text().splitlines()[0]), "_id": "dnew"}
-    corpus.write_text(corpus.read_text() + json.dumps(doc) + "\n")
-    assert len(load_distractors(other, {}, None).docs) == 13 and len(reads) == 4
 
 
 def test_growth_demo_config_has_enough_distractors():

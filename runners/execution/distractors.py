@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from custom_tasks.errors import ConfigError
 
@@ -52,60 +51,24 @@ def content_hash(docs: Mapping[str, Mapping[str, str]]) -> str:
     return h.hexdigest()[:16]
 
 
-def _stamp(path: Path) -> tuple[str, int, int]:
-    st = path.stat()
-    return str(path.resolve()), st.st_mtime_ns, st.st_size
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
-
-
-def _fingerprint(path: Path) -> tuple[tuple[str, int, int], ...]:
-    """(path, mtime, size) of the file and, for a task YAML, of every file its `source:` names (a folder:
-    the files in it), so an edited collection is read again."""
-    stamps = [_stamp(path)]
-    if path.suffix.lower() in YAML:
-        from custom_tasks.config import TaskConfig
-
-        tc = TaskConfig.from_file(path)
-        for v in _strings(tc.source):
-            p = Path(tc.base_dir) / v
-            if p.is_file():
-                stamps.append(_stamp(p))
-            elif p.is_dir():
-                stamps += [_stamp(f) for f in sorted(p.rglob("*")) if f.is_file()]
-    return tuple(stamps)
-
-
-#: resolved path -> (fingerprint, prefixed docs, content hash): each file is read once per process (every
-#: entry and task of a growth run names the same few files); the docs are shared, read-only
-_READ: dict[str, tuple[tuple[tuple[str, int, int], ...], dict[str, dict[str, str]], str]] = {}
-
-
-def _prefixed_docs(path: Path) -> tuple[dict[str, dict[str, str]], str]:
-    key, stamp = str(path.resolve()), _fingerprint(path)
-    hit = _READ.get(key)
-    if hit is None or hit[0] != stamp:
-        docs = {f"{PREFIX}{d}": v for d, v in _read_docs(path).items()}
-        hit = _READ[key] = (stamp, docs, content_hash(docs))
-    return hit[1], hit[2]
-
-
-def load_distractors(path: Path, corpus: Mapping[str, object], where: Path | None) -> Distractors:
+def load_distractors(path: Path, corpus: Mapping[str, object], where: Path | None,
+                     seen: dict[Path, tuple[dict[str, dict[str, str]], str]] | None = None) -> Distractors:
     """Read and prefix the distractor documents; a missing file or an id clash is a ConfigError on `where`.
-    The file is read once per (path, mtime, size) in a process."""
+
+    `seen` (one growth run's reads, by resolved path) lets every entry and task of the run share one read;
+    the next run reads the file again, so an edited collection is never answered from an old read.
+    """
     if not path.is_file():
         raise ConfigError(where or path, f"distractors file {path} not found (a task YAML or a corpus "
                                          "file with _id, title, text; relative to the benchmark file)")
-    docs, digest = _prefixed_docs(path)
+    key = path.resolve()
+    if seen is not None and key in seen:
+        docs, digest = seen[key]
+    else:
+        docs = {f"{PREFIX}{d}": v for d, v in _read_docs(path).items()}
+        digest = content_hash(docs)
+        if seen is not None:
+            seen[key] = (docs, digest)
     clash = [d for d in docs if d in corpus]
     if clash:
         raise ConfigError(where or path, f"corpus ids {clash[:3]} clash with the prefixed distractor ids of {path}: "

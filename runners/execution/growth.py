@@ -134,8 +134,10 @@ def growth_curve_record(encoder: Any, task: Any, entry: GrowthEntry, metrics: li
             "n_distractors": len(extra)}
 
 
-def _distractors(cfg: BenchmarkConfig, index: int, entry: GrowthEntry, task: Any) -> Distractors | None:
-    """The entry's distractors, checked against this task's corpus size (enough for the largest fraction)."""
+def _distractors(cfg: BenchmarkConfig, index: int, entry: GrowthEntry, task: Any,
+                 seen: dict[Path, Any] | None = None) -> Distractors | None:
+    """The entry's distractors, checked against this task's corpus size (enough for the largest fraction);
+    `seen`: the run's reads, shared by its entries and tasks (load_distractors)."""
     path = distractors_path(cfg, entry)
     if path is None:
         return None
@@ -146,7 +148,7 @@ def _distractors(cfg: BenchmarkConfig, index: int, entry: GrowthEntry, task: Any
     if own is not None and path.resolve() == Path(own).resolve():
         raise ConfigError(cfg.path, f"experiments[{index}] (growth): distractors names the task itself ({path}): "
                                     "give another collection's task YAML or corpus file")
-    found = load_distractors(path, corpus, cfg.path)
+    found = load_distractors(path, corpus, cfg.path, seen)
     top = entry.fractions[-1]
     need = extra_needed(top, len(corpus))
     if need > len(found.docs):
@@ -165,12 +167,13 @@ def run_growth(cfg: BenchmarkConfig, tasks: list[Any] | None = None, force: bool
     tasks = tasks if tasks is not None else [load_task(t) for t in cfg.tasks]
     metrics = list(cfg.stats.metrics)
     out = []
+    seen: dict[Path, Any] = {}  # distractor files read in this run
     for index, entry in entries:
         dense = dense_candidate(cfg, entry.model)
         for task in tasks:
             if getattr(task, "task_config", None) is None:
                 continue  # a public mteb task: no collection to subsample
-            distractors = _distractors(cfg, index, entry, task)
+            distractors = _distractors(cfg, index, entry, task, seen)
             ms = sorted(set(metrics) | {task.metadata.main_score})
             params = growth_params(entry, ms, distractors)
             path = growth_path(cfg.results_path, dense.name, dense.revision, task.metadata.name,
