@@ -180,3 +180,19 @@ def test_encode_max_seq_length_leaves_bm25_alone(tmp_path, tiny_copy):
     again = run_benchmark(BenchmarkConfig.from_file(short), show_progress=False)
     assert [r.status for r in first] == ["ran"] and [r.status for r in again] == ["skipped"]
     assert again[0].candidate == first[0].candidate
+
+
+def test_changed_factory_kwargs_never_reuse_the_other_settings_vectors(tmp_path, tiny_copy):
+    """A factory model whose kwargs change (here: another weights file) encodes again into its own cache."""
+    rng = np.random.default_rng(1)
+    paths = []
+    for name in ("a.npy", "b.npy"):
+        np.save(tmp_path / name, np.outer(rng.standard_normal(DIM), rng.standard_normal(DIM)) + np.eye(DIM))
+        paths.append(str(tmp_path / name))
+    first = run_benchmark(cfg_for(tmp_path, tiny_copy, [np_model(weights=paths[0])]), show_progress=False)[0]
+    second = run_benchmark(cfg_for(tmp_path, tiny_copy, [np_model(weights=paths[1])]), show_progress=False)[0]
+    assert first.encoded > 0 and second.status == "ran" and second.encoded == first.encoded and second.reused == 0
+    assert second.scores["ndcg_at_10"] == pytest.approx(fresh_score(tmp_path, tiny_copy, [np_model(weights=paths[1])]),
+                                                        abs=1e-9)
+    again = run_benchmark(cfg_for(tmp_path, tiny_copy, [np_model(weights=paths[0])]), force=True, show_progress=False)[0]
+    assert again.encoded == 0  # its own vectors are still there

@@ -7,6 +7,8 @@ complete without loading the model at all. `identity` + `weight_paths` feed the 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +40,16 @@ def spec_identity(spec: ModelSpec, name: str, revision: str, kind: str) -> dict[
             "trust_remote_code": spec.trust_remote_code, "local": bool(spec.path)}
 
 
+def cache_variant(spec: ModelSpec, kind: str) -> str:
+    """What besides name, revision and weights changes a vector, so that vectors of another setting are never reused:
+    max_seq_length, and for a `factory:` model the factory and its kwargs (model_kwargs are in the name)."""
+    parts = [f"max_seq_length={spec.max_seq_length}"] if spec.max_seq_length else []
+    if kind == "factory":
+        blob = json.dumps([spec.factory, spec.factory_kwargs], sort_keys=True, default=str).encode()
+        parts.append(f"factory={hashlib.sha256(blob).hexdigest()[:12]}")
+    return ",".join(parts)
+
+
 def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_length: int | None = None) -> Candidate:
     kind = spec.resolved_kind
     if max_seq_length and not spec.max_seq_length and kind != "bm25":  # BM25 has no sequence length
@@ -56,7 +68,7 @@ def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_leng
         else:
             revision = "no_revision_available"
         name = spec.results_name
-    variant = f"max_seq_length={spec.max_seq_length}" if spec.max_seq_length else ""
+    variant = cache_variant(spec, kind)
     return Candidate(
         name=name,
         revision=str(revision),
