@@ -1,0 +1,54 @@
+"""Queries identified by content (custom_tasks/query_ids.py) and paired explicitly (runners/analysis/pairing.py)."""
+
+from __future__ import annotations
+
+import doctest
+
+from custom_tasks.query_ids import ContentIds, labels_hash, text_hash
+from runners.analysis import pairing
+from runners.analysis.pairing import pair_queries
+
+
+def test_doctest_of_pairing():
+    assert doctest.testmod(pairing).failed == 0
+
+
+def test_content_ids_stable_under_reordering_and_safe_for_duplicates():
+    rows = ["How do I reset my password?", "VPN  drops\nat the hotel", "How do I reset my password?", "Expenses"]
+    ids = [ContentIds().next_id(t) for t in rows]  # each alone: no occurrence suffix
+    gen = ContentIds()
+    together = [gen.next_id(t) for t in rows]
+    assert together[0] == ids[0] and together[2] == ids[0] + "-2" and len(set(together)) == 4
+    assert together[1] == ContentIds().next_id("VPN drops at the hotel")  # whitespace normalised
+    gen = ContentIds()
+    moved = [gen.next_id(t) for t in rows[1:] + rows[:1]]  # first row moved to the end
+    assert sorted(moved) == sorted(together)
+    assert together[0].startswith("q-") and len(together[0]) == 12
+
+
+def test_hashes():
+    assert text_hash("a  b") == text_hash(" a b ") != text_hash("a c")
+    assert labels_hash({"d1": 2, "d2": 1}) == labels_hash({"d2": 1, "d1": 2}) != labels_hash({"d1": 1, "d2": 1})
+
+
+def test_pairing_counts_and_unknown_hashes():
+    base = {"a": ("h1", 0.5), "b": ("h2", 0.4), "c": ("h3", 0.3)}
+    same = pair_queries(base, dict(base), "r1", "r1")
+    assert same.same_data and same.paired == ("a", "b", "c")
+    assert same.describe() == "same data revision r1: all 3 queries paired"
+    cand = {"a": ("h1", 0.6), "b": ("hX", 0.4), "d": ("h4", 0.1)}
+    p = pair_queries(base, cand, "r1", "r2")
+    assert (p.paired, p.added, p.removed, p.changed) == (("a",), ("d",), ("c",), ("b",))
+    assert not p.same_data and p.revision_changed
+    assert p.describe() == ("data revision r1 -> r2: 1 query added, 1 removed, 1 changed (text or labels); "
+                            "1 unchanged paired")
+    assert p.to_dict()["changed"] == 1
+    # only the revision differs (e.g. the corpus changed): not the same data, every query still pairs
+    assert not pair_queries(base, base, "r1", "r2").same_data
+    # results stored before hashes were kept: by id on the same revision (said so), left out across revisions
+    old = {q: (None, s) for q, (_, s) in base.items()}
+    p = pair_queries(old, base, "r1", "r1")
+    assert p.same_data and p.paired == ("a", "b", "c") and p.unknown == 3
+    assert "3 paired by id only" in p.describe()
+    p = pair_queries(old, base, "r0", "r1")
+    assert not p.paired and p.unverified == ("a", "b", "c") and "no stored query hash" in p.describe()
