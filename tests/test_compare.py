@@ -332,3 +332,15 @@ def test_mteb_cache_fails_fast_and_clearly(tmp_path: Path, monkeypatch: pytest.M
     with pytest.raises(PublicSourceError, match="HF_HUB_OFFLINE"):
         MtebCacheSource(download=True).load([mteb.get_task("SciFact")])
     assert not (tmp_path / "cache").exists()  # nothing created, nothing downloaded
+
+
+def test_public_rank_is_the_board_rank_when_only_some_models_are_shown(private_dir: Path) -> None:
+    """The report asks for its own candidates only; their public rank must still be the leaderboard's (issue 19.6)."""
+    board = build_comparison(private_dir, SnapshotSource(), "MTEB(eng, v2)")
+    mine = build_comparison(private_dir, SnapshotSource(), "MTEB(eng, v2)", models=[MINILM, BM25],
+                            include_public_only=False)
+    assert {MINILM, BM25} <= set(mine.table.index) and len(mine.table) < len(board.table)
+    for model in (MINILM, BM25):
+        assert mine.table.loc[model, PUBLIC_RANK] == board.table.loc[model, PUBLIC_RANK]
+    assert mine.table[PUBLIC_RANK].max() > 2  # not the rank among the two shown
+    assert mine.public_board_size == board.public_board_size > 2

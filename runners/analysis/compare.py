@@ -58,6 +58,7 @@ class Comparison:
     notes: list[str]
     long_frame: pl.DataFrame  # mteb's long results frame the table was computed from
     private_results_dir: Path | None = None  # where per-query scores (for the plot's CI whiskers) live
+    public_board_size: int = 0  # public entries the public ranks are taken over (not only the rows shown)
 
 
 def _registry() -> dict[str, Any]:
@@ -218,8 +219,9 @@ def build_comparison(private_results_dir: str | Path = "results", public_source:
     private_models = sorted({mr.model_name for mr in priv_mrs})
 
     load_all = include_public_only and not wanted
-    to_load = None if load_all else sorted({mapping.get(m, m) for m in private_models} | {m for m in private_models} | wanted)
-    pub = source.load(public_tasks, to_load).select_tasks(public_tasks).join_revisions()
+    # Every public entry is loaded even when only some are shown: "public rank" is the rank on the public
+    # board (the source's models), never the rank among the models this table happens to show.
+    pub = source.load(public_tasks, None).select_tasks(public_tasks).join_revisions()
     have = {mr.model_name for mr in pub}
     resolved: dict[str, str | None] = {}  # private model -> the public entry it is compared with
     for m in private_models:
@@ -233,8 +235,7 @@ def build_comparison(private_results_dir: str | Path = "results", public_source:
                if p == mr.model_name and m != p]
     pub_mrs += [mr for mr in pub if mr.model_name in shown]
     # Public means and ranks are over public entries, each once, so a stand-in never shifts the board's ranks.
-    ranked = shown | {p for p in resolved.values() if p}
-    pub_rank = BenchmarkResults.model_construct(model_results=[mr for mr in pub if mr.model_name in ranked], benchmark=None)
+    pub_rank = pub
 
     combined = BenchmarkResults.model_construct(model_results=[*priv_mrs, *pub_mrs], benchmark=None)
     long = _long_frame(combined, [*private_tasks, *public_tasks])
@@ -270,7 +271,8 @@ def build_comparison(private_results_dir: str | Path = "results", public_source:
         notes.append(f"no public scores for {', '.join(missing_pub)} among the models shown{hint}")
     notes.append(f"revisions: {REVISION_POLICY}")
     comp = Comparison(table, ranks, priv_cols, pub_cols, public_set, source.label, revisions,
-                      agreement(table), notes, long, Path(private_results_dir))
+                      agreement(table), notes, long, Path(private_results_dir),
+                      public_board_size=len({mr.model_name for mr in pub}))
     return comp
 
 

@@ -32,7 +32,7 @@ def _register(configs: list[TaskConfig | None]) -> None:
 def public_section(results_dir: Path, tasks: list[TaskData], cands: list[Candidate], public: str | None = None,
                    ) -> Section | None:
     """Scatter of public mean vs private mean (with private CI whiskers) and the rank-correlation sentence."""
-    from ..compare import PRIVATE_MEAN, PUBLIC_MEAN, PUBLIC_RANK, build_comparison
+    from ..compare import PRIVATE_MEAN, PRIVATE_RANK, PUBLIC_MEAN, PUBLIC_RANK, build_comparison
     from ..compare_plot import comparison_figure, private_intervals
     from ..public import resolve_public_source
 
@@ -57,10 +57,11 @@ def public_section(results_dir: Path, tasks: list[TaskData], cands: list[Candida
             continue
         ci = cis.get(str(model))
         priv = text.num(r[PRIVATE_MEAN]) + (f" [{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "")
-        rows.append([labels.get(str(model), str(model)), priv, text.num(r[PUBLIC_MEAN]),
+        rows.append([labels.get(str(model), str(model)), priv, _rank(r[PRIVATE_RANK]), text.num(r[PUBLIC_MEAN]),
                      _rank(r[PUBLIC_RANK]), str(r["public_name"]) if isinstance(r["public_name"], str) else "—"])
-    sec.blocks.append(Table(["candidate", "private mean [95% CI]", "public mean", "public rank", "public entry"],
-                            rows))
+    board = f"public leaderboard rank ({comp.public_set}, {comp.public_board_size} models)"
+    sec.blocks.append(Table(["candidate", "private mean [95% CI]", "rank among your candidates", "public mean",
+                             board, "public entry"], rows))
     sec.blocks.append(Paragraph(f"Public scores: {comp.source}; public set: {comp.public_set}. "
                                 + " ".join(text.sentence(n) for n in comp.notes), "note"))
     return sec
