@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from custom_tasks.config import TASKS_DIR_ENV, _pydantic_message, find_task_configs, project_root, tasks_dir
 from custom_tasks.errors import ConfigError
 
-from .model_spec import ModelSpec
+from .model_spec import ENCODES_NOTHING, ModelSpec
 
 DEFAULT_BENCHMARK = Path("configs/benchmarks/demo.yaml")
 LARGE_CORPUS_DOCS = 200_000  # default `encode.large_corpus_docs`
@@ -64,7 +64,7 @@ class BenchmarkConfig(BaseModel):
         if not self.models and not self.experiments:
             raise ValueError("needs at least one entry under 'models' or 'experiments'")
         if self.encode.max_seq_length:  # the benchmark default is part of each model's identity and results name
-            self.models = [m if m.max_seq_length or m.resolved_kind == "bm25"
+            self.models = [m if m.max_seq_length or m.resolved_kind in ENCODES_NOTHING
                            else m.model_copy(update={"max_seq_length": self.encode.max_seq_length})
                            for m in self.models]
         names = [m.name + (m.label or "") for m in self.models]

@@ -6,10 +6,12 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 BM25_NAME = "mteb/baseline-bm25s"
 BM25_ALIASES = {"bm25", "bm25s", BM25_NAME}
+#: kinds without an encoder: no max_seq_length / model_kwargs variant, no embedding cache
+ENCODES_NOTHING = {"bm25", "run", "retriever"}
 
 
 class ModelSpec(BaseModel):
@@ -18,8 +20,8 @@ class ModelSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    kind: Literal["auto", "sentence-transformers", "mteb", "bm25", "factory"] = "auto"
-    path: str | None = None
+    kind: Literal["auto", "sentence-transformers", "mteb", "bm25", "factory", "run", "retriever"] = "auto"
+    path: str | None = None  # kind run: the run file (TREC, or JSONL/CSV/Parquet rows; runners/execution/kinds/run_file.py)
     revision: str | None = None
     factory: str | None = Field(default=None, description="package.module:function returning an encoder")
     factory_kwargs: dict[str, Any] = {}
@@ -28,6 +30,19 @@ class ModelSpec(BaseModel):
     trust_remote_code: bool = False
     max_seq_length: int | None = None
     model_kwargs: dict[str, Any] = {}
+
+    @model_validator(mode="after")
+    def _run_names_its_file(self) -> ModelSpec:
+        if self.kind == "run" and not self.path:
+            raise ValueError(f"model '{self.name}': kind run needs `path:` (the run file: TREC, JSONL, CSV or Parquet)")
+        return self
+
+    @model_validator(mode="after")
+    def _retriever_names_its_factory(self) -> ModelSpec:
+        if self.kind == "retriever" and (not self.factory or ":" not in self.factory):
+            raise ValueError(f"model '{self.name}': kind retriever needs `factory: package.module:function` "
+                             "(returning an object with search(queries, top_k); runners/execution/kinds/retriever.py)")
+        return self
 
     @property
     def display_name(self) -> str:
@@ -42,7 +57,7 @@ class ModelSpec(BaseModel):
         max_seq_length / model_kwargs is part of the results name, e.g.
         `sentence-transformers/all-MiniLM-L6-v2@msl128` (folder `sentence-transformers__all-MiniLM-L6-v2@msl128`).
         """
-        if self.resolved_kind == "bm25":
+        if self.resolved_kind in ENCODES_NOTHING:
             return ""
         tag = f"@msl{self.max_seq_length}" if self.max_seq_length else ""
         if self.model_kwargs:

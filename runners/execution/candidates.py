@@ -31,6 +31,7 @@ class Candidate:
     info: dict[str, Any] = field(default_factory=dict)
     identity: dict[str, Any] = field(default_factory=dict)  # settings that change a score (JSON-able)
     weight_paths: tuple[str, ...] = ()  # local files whose content is part of the identity
+    check: Callable[[list[Any]], None] | None = None  # reads its inputs against the tasks before anything runs
 
 
 def spec_identity(spec: ModelSpec, name: str, revision: str, kind: str) -> dict[str, Any]:
@@ -50,8 +51,17 @@ def cache_variant(spec: ModelSpec, kind: str) -> str:
     return ",".join(parts)
 
 
+#: candidate kinds that live in a file of their own, runners/execution/kinds/<module>.py, each with
+#: `candidate(spec: ModelSpec, device: str | None) -> Candidate` (adding a kind: that file plus this entry)
+KIND_MODULES = {"run": "run_file"}
+
+
 def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_length: int | None = None) -> Candidate:
     kind = spec.resolved_kind
+    if kind in KIND_MODULES:
+        import importlib
+
+        return importlib.import_module(f"{__package__}.kinds.{KIND_MODULES[kind]}").candidate(spec, device)
     if max_seq_length and not spec.max_seq_length and kind != "bm25":  # BM25 has no sequence length
         spec = spec.model_copy(update={"max_seq_length": max_seq_length})
     if kind == "bm25":

@@ -1,0 +1,1 @@
+"""Candidate kinds, one file each (runners/execution/candidates.py KIND_MODULES names them)."""
