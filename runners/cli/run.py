@@ -81,6 +81,7 @@ def run(
                     progress.console.print(f"  cached: {label} on {task}", highlight=False, markup=False)
                 else:
                     counts = f" (encoded {record.encoded}, reused {record.reused})" if record else ""
+                    counts += f"; {record.note}" if record and record.note else ""
                     speed = encode_progress.summary()
                     speed = f"; encoding: {speed}" if speed else ""
                     progress.console.print(f"  done: {label} on {task}{counts}{speed}", highlight=False,

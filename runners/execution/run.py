@@ -61,6 +61,7 @@ class RunRecord:
     encoded: int = 0
     reused: int = 0
     reason: str = ""  # why it ran: what changed since the stored result; for "failed", the error
+    note: str = ""  # what the candidate says about this run (e.g. queries a run file lacks, pairs a reranker scored)
 
 
 def _fatal(e: BaseException) -> bool:
@@ -196,6 +197,9 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
     clean_leftovers(results_dir, cfg.cache_path)
     tasks = tasks if tasks is not None else [load_task(t) for t in cfg.tasks]
     candidates = candidates if candidates is not None else candidates_for(cfg)
+    for cand in candidates:  # inputs read against the tasks now (a bad run file: file:line, exit 2), not mid-run
+        if cand.check is not None:
+            cand.check(tasks)
     encode_kwargs = {"batch_size": cfg.encode.batch_size, "show_progress_bar": show_progress}
     records: list[RunRecord] = []
     for cand in candidates:
@@ -251,7 +255,8 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                     continue
                 records.append(RunRecord(cand.name, cand.label, name, "ran", time.perf_counter() - t0, scores,
                                          getattr(model, "encoded", 0) - before[0],
-                                         getattr(model, "reused", 0) - before[1], reason))
+                                         getattr(model, "reused", 0) - before[1], reason,
+                                         getattr(model, "note_for", lambda _t: "")(name)))
             if on_step:
                 on_step("done", cand.label, name, records[-1])
     if any(isinstance(e, dict) and e.get("score") == "chunk" for e in cfg.experiments):

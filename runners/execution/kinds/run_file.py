@@ -10,7 +10,7 @@ without `score`, a row scores -rank). With both, the score decides the order, as
 
 Validated like a collection file, before anything runs (`check`): an unknown query id or document id, a
 (query, document) pair listed twice, a score or rank that is not a finite number -> `file:line: ...`, exit 2.
-A query the file lacks retrieves nothing (it scores 0); the run says how many (`RunRecord.note`).
+A query the file lacks retrieves nothing (it scores 0); the run says how many (`note_for`, `RunRecord.note`).
 
 Scoring is mteb's: `RunFileSearch` is a search protocol (index/search) whose search returns the file's
 documents per query, cut to mteb's top_k by (score, doc id) like every other candidate's list; mteb's
@@ -196,13 +196,13 @@ class RunFileSearch:
     def __init__(self, run: RunFile, meta: Any) -> None:
         self.run, self.mteb_model_meta = run, meta
         self.corpus_ids: set[str] = set()
-        self.missing: dict[str, int] = {}  # split -> queries the file lacks (they retrieve nothing)
-        self.asked: dict[str, int] = {}
+        self.missing: dict[tuple[str, str], int] = {}  # (task, split) -> queries the file lacks
+        self.asked: dict[tuple[str, str], int] = {}
 
-    @property
-    def note(self) -> str:
-        """What the run prints after this candidate: how many queries the file lacks."""
-        missing, asked = sum(self.missing.values()), sum(self.asked.values())
+    def note_for(self, task_name: str) -> str:
+        """What the run prints after this candidate on a task: how many queries the file lacks."""
+        mine = [k for k in self.asked if k[0] == task_name]
+        missing, asked = sum(self.missing[k] for k in mine), sum(self.asked[k] for k in mine)
         return f"{missing} of {asked} queries not in the run file (they retrieve nothing)" if missing else ""
 
     def index(self, corpus: Any, **kwargs: Any) -> None:
@@ -217,8 +217,8 @@ class RunFileSearch:
                **kwargs: Any) -> dict[str, dict[str, float]]:
         ids = [str(q) for q in queries["id"]]
         rankings = self.run.rankings(task_metadata.name, set(ids), self.corpus_ids)
-        self.missing[hf_split] = sum(q not in rankings for q in ids)
-        self.asked[hf_split] = len(ids)
+        self.missing[(task_metadata.name, hf_split)] = sum(q not in rankings for q in ids)
+        self.asked[(task_metadata.name, hf_split)] = len(ids)
         return {q: top(rankings.get(q, {}), top_k) for q in ids}
 
 
