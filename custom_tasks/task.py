@@ -20,6 +20,7 @@ from .collection import Collection
 from .config import TaskConfig, _pydantic_message, find_task_configs, resolve_task_config
 from .errors import ConfigError
 from .mteb_private import mrr, registry_module, tasks_registry
+from .query_ids import labels_hash, text_hash
 from .sources import load_collection
 
 #: Metric prefixes (as in mteb's TaskResult JSON) we keep per query, mapped to pytrec_eval's names.
@@ -48,6 +49,9 @@ class PerQueryCapture:
             self.per_query = {}
             self.rankings = {}
         self.per_query[(hf_split, hf_subset)] = per_query_scores(scores, qrels, results, self.k_values)
+        if not hasattr(self, "query_hashes"):
+            self.query_hashes = {}
+        self.query_hashes[(hf_split, hf_subset)] = query_hashes(self, hf_split, hf_subset, qrels)
         self.rankings[(hf_split, hf_subset)] = {
             qid: dict(sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)[: self.keep_top_k])
             for qid, docs in results.items()
@@ -67,6 +71,8 @@ class PrivateRetrievalTask(PerQueryCapture, AbsTaskRetrieval):
         self.per_query: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
         #: (split, subset) -> query_id -> {doc_id: score} for the top-k retrieved documents
         self.rankings: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+        #: (split, subset) -> {"text": {query_id: hash}, "labels": {query_id: hash}} (query_hashes)
+        self.query_hashes: dict[tuple[str, str], dict[str, dict[str, str]] | None] = {}
 
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         """Build mteb's in-memory split data from the collection (no hub access)."""
@@ -83,8 +89,24 @@ def with_per_query_capture(task: AbsTaskRetrieval) -> AbsTaskRetrieval:
     if isinstance(task, PerQueryCapture):
         return task
     task.__class__ = type(task.__class__.__name__, (PerQueryCapture, task.__class__), {})
-    task.per_query, task.rankings = {}, {}
+    task.per_query, task.rankings, task.query_hashes = {}, {}, {}
     return task
+
+
+HASH_HEX = 16  # 64 bits of sha1 per query: enough to tell two texts apart, small in the per-query file
+
+
+def query_hashes(task: Any, split: str, subset: str, qrels: dict[str, dict[str, int]]
+                 ) -> dict[str, dict[str, str]] | None:
+    """Hashes of each evaluated query's text and labels, stored with its scores so comparisons pair a query
+    only with the same question (runners/analysis/pairing.py); None when the task's queries cannot be read."""
+    try:
+        queries = task.dataset[subset][split]["queries"]
+        texts = dict(zip(queries["id"], queries["text"]))
+    except (AttributeError, KeyError, TypeError, ValueError):  # a task laid out otherwise: scores stay usable
+        return None
+    return {"text": {str(q): text_hash(t)[:HASH_HEX] for q, t in texts.items()},
+            "labels": {str(q): labels_hash(qrels.get(q, {}))[:HASH_HEX] for q in texts}}
 
 
 def per_query_scores(

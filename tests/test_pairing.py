@@ -52,3 +52,25 @@ def test_pairing_counts_and_unknown_hashes():
     assert "3 paired by id only" in p.describe()
     p = pair_queries(old, base, "r0", "r1")
     assert not p.paired and p.unverified == ("a", "b", "c") and "no stored query hash" in p.describe()
+
+
+def test_gate_on_results_stored_without_hashes(tmp_path):
+    """Old per-query files (no query_hashes) still load: by id on the same data revision, said and refused
+    across revisions."""
+    import pytest
+
+    from fake_results import scores, write_model
+    from runners.analysis.errors import AnalysisError
+    from runners.analysis.gate import regression_gate
+
+    base, cand = tmp_path / "base", tmp_path / "cand"
+    write_model(base, "acme/m", "T", scores(0.6, 1))
+    write_model(cand, "acme/m", "T", scores(0.6, 1))
+    run = regression_gate(str(base), str(cand), results_dir=tmp_path, n_resamples=200)
+    assert run.passed and run.pairings[0].unknown == 10 and run.data_notes == []
+    write_model(cand, "acme/m", "T", scores(0.6, 1), dataset_revision="ds2")
+    (cand / "private-mteb" / "runs" / "acme__m" / "r1" / "T" / "ds1" / "per_query_test.json").unlink()
+    with pytest.raises(AnalysisError, match="data revision ds1 -> ds2.*10 left out: no stored query hash"):
+        regression_gate(str(base), str(cand), results_dir=tmp_path, n_resamples=200)
+    with pytest.raises(AnalysisError, match="no query is unchanged"):
+        regression_gate(str(base), str(cand), results_dir=tmp_path, n_resamples=200, allow_changed_data=True)

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from custom_tasks.errors import CollectionError, ConfigError
+from custom_tasks.query_ids import ContentIds
 from custom_tasks.sources import load_collection, parse_source
 from custom_tasks.validate import format_summary, summarize
 
@@ -131,10 +132,13 @@ def test_evalset_csv_generates_ids_reads_split_column_and_grades():
            "split_column": "split", "tag_columns": ["topic"], "default_grade": 2,
            "columns": {"relevant": "relevant docs", "query": "question"}}
     c = load_collection(src, FIX, "E")
-    assert c.queries["q1"] == "How do I connect to the VPN?" and c.queries["q4"] == "printer driver"
-    assert c.qrels == {"test": {"q1": {"d1": 2, "d3": 0}, "q2": {"d2": 2, "d1": 1}, "q4": {"d3": 2}},
-                       "dev": {"q3": {"d4": 2, "101": 2}}}
-    assert c.query_tags["q2"] == {"topic": "accounts"} and "q4" not in c.query_tags
+    # no query_id column: ids from the question text (custom_tasks/query_ids.py), not row numbers
+    q1, q2, q3, q4 = (ContentIds().next_id(t) for t in ("How do I connect to the VPN?", "I forgot my password",
+                                                          "When are expense reports due?", "printer driver"))
+    assert c.queries[q1] == "How do I connect to the VPN?" and c.queries[q4] == "printer driver"
+    assert c.qrels == {"test": {q1: {"d1": 2, "d3": 0}, q2: {"d2": 2, "d1": 1}, q4: {"d3": 2}},
+                       "dev": {q3: {"d4": 2, "101": 2}}}
+    assert c.query_tags[q2] == {"topic": "accounts"} and q4 not in c.query_tags
 
 
 def test_evalset_parquet_with_list_and_map_columns(tmp_path):
@@ -150,9 +154,10 @@ def test_evalset_parquet_with_list_and_map_columns(tmp_path):
                   "tags": [{"source": "human"}, {"source": "llm"}],
                   "evidence": [{"d1": "VPN client"}, {"d2": "password"}]}).to_parquet(tmp_path / "m.parquet")
     c = load_collection({"format": "evalset", "corpus": "corpus.jsonl", "evalset": "m.parquet"}, tmp_path, "E")
-    assert c.qrels == {"test": {"q1": {"d1": 2, "d3": 1}, "q2": {"d2": 1}}}
-    assert c.query_tags == {"q1": {"source": "human"}, "q2": {"source": "llm"}}
-    assert c.spans == {"test": {"q1": {"d1": [(12, 22)]}, "q2": {"d2": [(11, 19)]}}}
+    q1, q2 = ContentIds().next_id("vpn?"), ContentIds().next_id("password?")
+    assert c.qrels == {"test": {q1: {"d1": 2, "d3": 1}, q2: {"d2": 1}}}
+    assert c.query_tags == {q1: {"source": "human"}, q2: {"source": "llm"}}
+    assert c.spans == {"test": {q1: {"d1": [(12, 22)]}, q2: {"d2": [(11, 19)]}}}
 
 
 def test_demo_kb_evalset_loads_when_present():

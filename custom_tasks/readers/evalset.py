@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..collection import Collection
+from ..query_ids import ContentIds
 from ..validate import CollectionBuilder
 from ._io import Table, as_id, as_str, is_missing, read_table, resolve
 from .tables import load_corpus, tag_value
@@ -108,16 +109,17 @@ def read(cfg: Any, base_dir: Path, name: str) -> Collection:
     t.require_columns([cols.query, cols.relevant] + ([cfg.split_column] if cfg.split_column else []))
     t.require_columns(cfg.tag_columns, option="tag_columns")
     has_qid = t.has_column(cols.query_id)
+    content_ids = ContentIds()  # no query_id column: ids from the question text, stable when rows move
     if not cfg.split_column:
         b.expect_split(cfg.split, t)
-    for n, (loc, row) in enumerate(t.rows, 1):
+    for loc, row in t.rows:
         split = cfg.split
         if cfg.split_column:
             split = as_id(t.get(loc, row, cfg.split_column))
             if not split:
                 raise t.error(loc, f"empty split in column {cfg.split_column!r}")
             b.expect_split(split, t)
-        qid = t.get(loc, row, cols.query_id) if has_qid else f"q{n}"
+        qid = t.get(loc, row, cols.query_id) if has_qid else content_ids.next_id(t.get(loc, row, cols.query))
         if not b.wants(split):
             b.note_left_out(qid)
             continue

@@ -31,7 +31,8 @@ from pathlib import Path
 
 from ..results.store import SIDE, find_run
 from .errors import AnalysisError
-from .per_query import RUN_HINT, all_models, find_model, label_of, load_score_map, read_once, result_models
+from .pairing import Pairing, pair_queries
+from .per_query import RUN_HINT, all_models, find_model, label_of, load_fingerprinted, read_once, result_models
 from .stats import Scores, align_scores, bootstrap_ci, format_p, metric_label, randomization_test
 
 __all__ = ["GateResult", "GateRun", "regression_check", "regression_gate"]
@@ -101,6 +102,10 @@ class GateRun:
     #: judged@10 of baseline and candidate per task, and the "probably underestimated" warning when the
     #: candidate's is clearly lower (lines to print; empty for public tasks or runs without stored rankings)
     judged: list[str] = field(default_factory=list)
+    #: per compared (task, baseline, candidate): which queries were paired (pairing.py), same order as outcomes
+    pairings: list[Pairing] = field(default_factory=list)
+    #: lines saying where the data differ and on how many queries the gate decided (--allow-changed-data)
+    data_notes: list[str] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[tuple[str, str, str, GateResult]]:
         return iter(self.outcomes)
@@ -169,13 +174,16 @@ def _baseline_runs(base_dir: Path, base_key: str | None, tasks: list[str] | None
 def regression_gate(baseline: str, candidate: str = "results", *, results_dir: Path = Path("results"),
                     tasks: list[str] | None = None, metric: str = "ndcg_at_10", max_drop: float = 0.01,
                     alpha: float = 0.05, split: str = "test", n_resamples: int = 10_000,
-                    seed: int = 0, allow_missing: bool = False,
+                    seed: int = 0, allow_missing: bool = False, allow_changed_data: bool = False,
                     qrels: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None) -> GateRun:
     """Compare candidate vs baseline on every (model, task) the baseline has.
 
     Each side is a results folder (then models are matched by name) or a model name/label in
     `results_dir` (e.g. yesterday's fine-tune vs today's). What the candidate lacks is an
     AnalysisError naming it, unless `allow_missing` (then it is listed in `GateRun.skipped`).
+    Queries are paired by id and the hash of their text and labels (pairing.py): when the data revision or
+    the queries differ, that is an AnalysisError counting what changed, unless `allow_changed_data` (then the
+    gate decides on the unchanged queries and `GateRun.data_notes` says on how many).
     `qrels` (task -> labels) gives judged@10 its labels; by default a task is looked up by name in configs/tasks.
     """
     check_options(max_drop, alpha, n_resamples)
@@ -200,16 +208,30 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
                             "run them, or pass --allow-missing to check only the rest")
     if not pairs:
         raise AnalysisError(f"nothing to compare: the candidate {where} has none of the baseline's results")
-    out = []
-    for task, b, c in pairs:
-        result = regression_check(load_score_map(base_dir, b, task, metric, split),
-                                  load_score_map(cand_dir, c, task, metric, split), metric,
+    sides = [(load_fingerprinted(base_dir, b, task, metric, split), load_fingerprinted(cand_dir, c, task, metric, split))
+             for task, b, c in pairs]
+    pairings = [pair_queries(bq, cq, rb, rc) for (rb, bq), (rc, cq) in sides]
+    differ = [f"{task} ({label_of(base_dir, b)} -> {label_of(cand_dir, c)}): {p.describe()}"
+              for (task, b, c), p in zip(pairs, pairings) if not p.same_data]
+    if differ and not allow_changed_data:
+        raise AnalysisError(f"baseline and candidate were scored on different data: {'; '.join(differ)}: re-run "
+                            "the baseline on the current data, or pass --allow-changed-data to decide on the "
+                            "unchanged queries only")
+    out, data_notes = [], []
+    for (task, b, c), p, ((_, bq), (_, cq)) in zip(pairs, pairings, sides):
+        if not p.paired:
+            raise AnalysisError(f"task '{task}': no query is unchanged between baseline and candidate "
+                                f"({p.describe()}): nothing to decide on; re-run the baseline on the current data")
+        if not p.same_data:
+            data_notes.append(f"{task}: data differ ({p.describe()}): decided on the {len(p.paired)} unchanged "
+                              "queries (--allow-changed-data)")
+        result = regression_check({q: bq[q][1] for q in p.paired}, {q: cq[q][1] for q in p.paired}, metric,
                                   max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)
         out.append((task, label_of(base_dir, b), label_of(cand_dir, c), result))
     notes = []
     for task, b, c in pairs:
         notes += judged_notes(task, base_dir, b, cand_dir, c, _task_qrels(task, split, qrels), split, seed)
-    return GateRun(out, missing, notes)
+    return GateRun(out, missing, notes, pairings, data_notes)
 
 
 def _task_qrels(task: str, split: str, given: Mapping[str, Mapping[str, Mapping[str, int]]] | None

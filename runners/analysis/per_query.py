@@ -152,6 +152,27 @@ def _per_query_file(results_dir: Path, model_name: str, task_name: str, split: s
     return path, subsets
 
 
+def load_fingerprinted(results_dir: Path, model_name: str, task_name: str, metric: str = "ndcg_at_10",
+                       split: str = "test", revision: str | None = None, subset: str = "default"
+                       ) -> tuple[str, dict[str, tuple[str | None, float]]]:
+    """(data revision, {query id: (hash of its text and labels, score)}): one side of pairing.pair_queries.
+    The hash is None for results stored before private-mteb kept query hashes (they still load)."""
+    scores = load_score_map(results_dir, model_name, task_name, metric, split, revision, subset)
+    path, _ = _per_query_file(results_dir, model_name, task_name, split, revision)
+    st = path.stat()
+    data = _once(("per_query", str(path.resolve()), st.st_mtime_ns, st.st_size), lambda: read_json(path))
+    stored = data.get("query_hashes") if isinstance(data, dict) else None
+    hashes = stored.get(subset) if isinstance(stored, dict) else None
+    text = hashes.get("text", {}) if isinstance(hashes, dict) else {}
+    labels = hashes.get("labels", {}) if isinstance(hashes, dict) else {}
+
+    def fingerprint(q: str) -> str | None:
+        t, lab = text.get(q), labels.get(q)
+        return f"{t}:{lab}" if isinstance(t, str) and isinstance(lab, str) else None
+
+    return path.parent.name, {q: (fingerprint(q), v) for q, v in scores.items()}
+
+
 def stored_metrics(results_dir: Path, model_name: str, task_name: str, split: str = "test",
                    subset: str = "default") -> list[str]:
     """The metric names stored per query for one model and task."""

@@ -137,11 +137,25 @@ def stats_cmd(
         typer.echo(_stats_csv(reports), nl=False)
 
 
+def results_dir_of(config: Optional[Path], results: Optional[Path]) -> Path:
+    """`--results`, else the `results_dir` of `-c CONFIG`, else ./results (check, compare)."""
+    if results is not None:
+        return results
+    if config is not None:
+        from ..config.benchmark import BenchmarkConfig
+
+        return BenchmarkConfig.from_file(config).results_path
+    return Path("results")
+
+
 @friendly_errors
 def check_cmd(
     baseline: str = typer.Option(..., "--baseline", help="results folder of the baseline run, or a model name/label"),
-    candidate: str = typer.Option("results", "--candidate", help="results folder of the new run, or a model name/label"),
-    results: Path = typer.Option(Path("results"), "--results", help="where model names are looked up"),
+    candidate: Optional[str] = typer.Option(None, "--candidate", help="results folder of the new run, or a model "
+                                            "name/label (default: the results folder)"),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="benchmark config: results from its results_dir"),
+    results: Optional[Path] = typer.Option(None, "--results", help="where model names are looked up (default: the "
+                                           "config's results_dir, else ./results)"),
     task: Optional[list[str]] = typer.Option(None, "--task", "-t"),
     metric: str = typer.Option("ndcg_at_10", "--metric"),
     max_drop: float = typer.Option(0.01, "--max-drop", help="largest tolerated drop of the mean (>= 0)"),
@@ -150,29 +164,36 @@ def check_cmd(
     seed: int = typer.Option(0, "--seed"),
     allow_missing: bool = typer.Option(False, "--allow-missing",
                                        help="skip (and list) baseline models/tasks the candidate lacks"),
+    allow_changed_data: bool = typer.Option(False, "--allow-changed-data",
+                                            help="when the data differ, decide on the unchanged queries only"),
     fmt: str = typer.Option("table", "--format", help="table|json"),
 ) -> None:
     """Regression gate for CI: exit 1 only if the drop is larger than allowed AND significant;
-    exit 2 if it cannot check everything the baseline has (or an option is wrong)."""
+    exit 2 if it cannot check everything the baseline has, the data differ (see --allow-changed-data),
+    or an option is wrong."""
     from ..analysis.gate import regression_gate
 
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
-    run = regression_gate(baseline, candidate, results_dir=results, tasks=task, metric=metric,
-                          max_drop=max_drop, alpha=alpha, n_resamples=resamples, seed=seed,
-                          allow_missing=allow_missing)
+    results = results_dir_of(config, results)
+    run = regression_gate(baseline, str(results) if candidate is None else candidate, results_dir=results,
+                          tasks=task, metric=metric, max_drop=max_drop, alpha=alpha, n_resamples=resamples,
+                          seed=seed, allow_missing=allow_missing, allow_changed_data=allow_changed_data)
     if fmt == "json":
         from dataclasses import asdict
 
         from .common import print_json
 
         print_json({"outcomes": [{"task": t, "baseline": b, "candidate": c, **asdict(r)} for t, b, c, r in run],
-                    "skipped": list(run.skipped), "passed": run.passed, "judged": list(run.judged)})
+                    "skipped": list(run.skipped), "passed": run.passed, "judged": list(run.judged),
+                    "data": [{"task": t, **p.to_dict()} for (t, *_), p in zip(run, run.pairings)]})
         if not run.passed:
             raise typer.Exit(EXIT_REGRESSION)
         return
     for line in run.judged:  # judged@10 of both sides and the underestimation warning (labels)
         console.print(line, highlight=False, markup=False)
+    for line in run.data_notes:  # the data differ: on how many queries it decided (--allow-changed-data)
+        console.print(line, style="yellow", highlight=False, markup=False)
     for what in run.skipped:
         console.print(f"[yellow]skipped (not in the candidate, --allow-missing): {what}[/]", highlight=False)
     for task_name, base, cand, res in run:
