@@ -129,7 +129,7 @@ def evaluate_one(model: Any, cand: Candidate, task: Any, results_dir: Path, enco
     identity = identity or run_identity(cand, task, keep_top_k)
     stage = staging_root(results_dir) / f"{os.getpid()}-{uuid.uuid4().hex}"
     stage_lock = FileLock(stage.with_name(stage.name + ".lock"))  # held while live: no cleaner removes it
-    task.per_query, task.rankings, task.keep_top_k = {}, {}, keep_top_k
+    task.per_query, task.rankings, task.query_hashes, task.keep_top_k = {}, {}, {}, keep_top_k
     with env_faults(results_dir):
         stage_lock.acquire()
     try:
@@ -161,7 +161,9 @@ def _publish(cand: Candidate, task: Any, results_dir: Path, stage: Path, keep_to
                 "dataset_revision": ds_rev, "split": split, "fingerprint": identity["fingerprint"]}
         atomic_write_json(folder / f"rankings_{split}.json.gz", {**meta, "top_k": keep_top_k, "subsets": ranks},
                           compress=True)
-        atomic_write_json(folder / f"per_query_{split}.json", {**meta, "subsets": subsets})
+        hashes = {sub: h for (sp, sub), h in getattr(task, "query_hashes", {}).items() if sp == split and h}
+        atomic_write_json(folder / f"per_query_{split}.json",  # query_hashes: what pairing.py compares
+                          {**meta, "query_hashes": hashes, "subsets": subsets})
         for key in (f"per_query_{split}.json", f"rankings_{split}.json.gz"):
             digests[key] = file_digest(files[key])
     atomic_write_json(identity_path(folder), {**identity, "files": digests})
