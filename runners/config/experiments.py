@@ -33,6 +33,7 @@ from ..search.chunking import Chunker
 from ..search.params import IndexParams, fusion_tag
 from .benchmark import BenchmarkConfig
 from .model_spec import BM25_ALIASES, ModelSpec
+from .rerank import RerankEntry, plan_rerank
 
 PREFIX = "private-mteb"
 
@@ -157,12 +158,12 @@ def distractors_path(cfg: BenchmarkConfig, entry: GrowthEntry) -> Path | None:
     return p if p.is_absolute() else cfg.base_dir / p
 
 
-Experiment = Annotated[Union[HybridEntry, ChunkEntry, AnnEntry, GrowthEntry], Field(discriminator="type")]
+Experiment = Annotated[Union[HybridEntry, ChunkEntry, AnnEntry, GrowthEntry, RerankEntry], Field(discriminator="type")]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Experiment)
-TYPES = ("hybrid", "chunk", "ann", "growth")
+TYPES = ("hybrid", "chunk", "ann", "growth", "rerank")
 
 
-def parse_experiments(cfg: BenchmarkConfig) -> list[HybridEntry | ChunkEntry | AnnEntry | GrowthEntry]:
+def parse_experiments(cfg: BenchmarkConfig) -> list[HybridEntry | ChunkEntry | AnnEntry | GrowthEntry | RerankEntry]:
     """Validate every `experiments:` entry; a bad one is a ConfigError naming its position."""
     out = []
     for i, raw in enumerate(cfg.experiments):
@@ -177,8 +178,7 @@ def parse_experiments(cfg: BenchmarkConfig) -> list[HybridEntry | ChunkEntry | A
             msg = _pydantic_message(e).removeprefix(f"{t}.").removeprefix(f"{t}: ").replace(f"'{t}.", "'")
             msg = msg.replace("Value error, ", "")
             raise ConfigError(cfg.path, f"{where} ({raw['type']}): {msg}") from None
-        base = entry.dense if isinstance(entry, HybridEntry) else entry.model
-        if base in BM25_ALIASES:
+        if entry_base(entry) in BM25_ALIASES and not isinstance(entry, RerankEntry):  # rerank: any first stage
             raise ConfigError(cfg.path, f"{where} ({raw['type']}): the base model must be a dense model, not BM25")
         out.append(entry)
     return out
@@ -202,7 +202,9 @@ def base_spec(cfg: BenchmarkConfig, name: str) -> ModelSpec:
     return found or ModelSpec(name=name, max_seq_length=cfg.encode.max_seq_length)
 
 
-def entry_base(entry: HybridEntry | ChunkEntry | AnnEntry) -> str:
+def entry_base(entry: HybridEntry | ChunkEntry | AnnEntry | RerankEntry) -> str:
+    if isinstance(entry, RerankEntry):
+        return entry.first
     return entry.dense if isinstance(entry, HybridEntry) else entry.model
 
 
@@ -236,7 +238,10 @@ def plan_entry(entry: HybridEntry | ChunkEntry | AnnEntry, base: ModelSpec) -> l
 
 def plan_experiments(cfg: BenchmarkConfig) -> list[PlannedCandidate]:
     """All document-level experiment candidates of a config, named, deduplicated, nothing loaded."""
-    planned = [p for e in parse_experiments(cfg) for p in plan_entry(e, base_spec(cfg, entry_base(e)))]
+    entries = parse_experiments(cfg)
+    planned = [p for e in entries if not isinstance(e, RerankEntry) for p in plan_entry(e, base_spec(cfg, entry_base(e)))]
+    planned += [p for e in entries if isinstance(e, RerankEntry) for p in plan_rerank(cfg, e, planned)]  # last: they read
+    # their first stage's stored rankings, which run before them
     names = [p.name for p in planned] + [m.name for m in cfg.models]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
