@@ -372,8 +372,11 @@ def to_markdown(comp: Comparison, brief: bool = False) -> str:
 
 
 def to_csv(comp: Comparison) -> str:
+    """CSV for people: model names and other text cells neutralised (runners/results/spreadsheet.py)."""
+    from ..results.spreadsheet import frame_csv
+
     ranks = comp.ranks.add_suffix(" rank")
-    return pd.concat([comp.table, ranks], axis=1).to_csv()
+    return frame_csv(pd.concat([comp.table, ranks], axis=1), index=True)
 
 
 def to_json(comp: Comparison) -> str:

@@ -25,6 +25,7 @@ from custom_tasks.readers.extra_labels import read_labels
 from custom_tasks.sources import load_collection
 from custom_tasks.validate import parse_grade
 
+from ..results.spreadsheet import restore
 from ..results.store import atomic_write_bytes
 
 
@@ -47,12 +48,15 @@ def default_labels_path(cfg: TaskConfig) -> Path:
 
 
 def _graded_rows(path: Path, base: Collection, annotator: str, date: str) -> tuple[list[dict[str, Any]], int]:
-    """Filled rows of a pool file as labels-file rows; empty grades are counted, bad ones are errors."""
+    """Filled rows of a pool file as labels-file rows; empty grades are counted, bad ones are errors.
+
+    CSV/TSV cells lose the quote `labels pool` put before formula-like text (spreadsheet.restore)."""
     t = read_table(Path(path), "utf-8", "labels")
     t.require_columns(["query_id", "doc_id", "grade"])
     splits = base.splits
     rows, seen, empty = [], {}, 0
-    for loc, row in t.rows:
+    for loc, raw in t.rows:
+        row = {k: restore(v) for k, v in raw.items()} if t.kind in ("csv", "tsv") else raw
         value = t.get(loc, row, "grade")
         if is_missing(value) or (isinstance(value, str) and not value.strip()):
             empty += 1

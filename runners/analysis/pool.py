@@ -8,8 +8,6 @@ query and document texts by design: it is for the team's own annotators.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ import numpy as np
 
 from custom_tasks.collection import Collection
 
+from ..results.spreadsheet import csv_text
 from ..results.store import atomic_write_bytes
 from .errors import AnalysisError
 from .judged import ranked_ids, stored_rankings
@@ -64,14 +63,12 @@ def build_pool(results_dir: Path, collection: Collection, models: Sequence[str],
 
 
 def write_pool(rows: list[dict[str, Any]], out: Path) -> tuple[Path, Path]:
-    """The pool as CSV (for a spreadsheet) and JSONL, same stem; both written atomically."""
+    """The pool as CSV (for a spreadsheet: formula-like cells neutralised, every field with a line break
+    quoted; runners/results/spreadsheet.py) and JSONL (texts as they are), same stem; written atomically."""
     out = Path(out)
     csv_path, jsonl_path = out.with_suffix(".csv"), out.with_suffix(".jsonl")
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    atomic_write_bytes(csv_path, buf.getvalue().encode("utf-8"))
+    body = csv_text(COLUMNS, ([r.get(c, "") for c in COLUMNS] for r in rows))
+    atomic_write_bytes(csv_path, body.encode("utf-8"))
     lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     atomic_write_bytes(jsonl_path, lines.encode("utf-8"))
     return csv_path, jsonl_path

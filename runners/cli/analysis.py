@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from .common import EXIT_REGRESSION, console, fmt4, friendly_errors, offline_default
 
@@ -60,11 +61,11 @@ def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
     for r in rep.pair_rows:
         by_subset.setdefault(r["subset"], []).append(r)
     for subset, rows in by_subset.items():
-        console.print(f"[bold]paired tests ({subset})[/]")
+        console.print(Text(f"paired tests ({subset})", style="bold"))
         for r in rows:
-            console.print(f"  {r['verdict']}  [dim](t-test p={r['p_ttest']:.3g}, d_z={r['verdict_dz']:+.2f})[/]",
-                          highlight=False)
-    console.print(f"[yellow]power:[/] {rep.power}", highlight=False)
+            console.print(Text.assemble(f"  {r['verdict']}  ",
+                                        (f"(t-test p={r['p_ttest']:.3g}, d_z={r['verdict_dz']:+.2f})", "dim")))
+    console.print(Text.assemble(("power:", "yellow"), f" {rep.power}"))
 
 
 def _stats_csv(reports: list[Any]) -> str:
@@ -80,7 +81,9 @@ def _stats_csv(reports: list[Any]) -> str:
         return ""
     out = pd.concat(frames, ignore_index=True)
     first = ["kind", "task", "metric", "subset"]
-    return out[first + [c for c in out.columns if c not in first]].to_csv(index=False)
+    from ..results.spreadsheet import frame_csv  # CSV for people: formula-like cells neutralised
+
+    return frame_csv(out[first + [c for c in out.columns if c not in first]])
 
 
 @friendly_errors
@@ -134,7 +137,9 @@ def stats_cmd(
     if fmt == "json":  # exactly one JSON document, NaN -> null (plain stdout: rich would wrap lines)
         typer.echo(json.dumps({"tasks": [r.to_dict() for r in reports]}, indent=1, allow_nan=False))
     elif fmt == "csv":
-        typer.echo(_stats_csv(reports), nl=False)
+        from .common import print_data
+
+        print_data(_stats_csv(reports))
 
 
 def results_dir_of(config: Optional[Path], results: Optional[Path]) -> Path:
@@ -195,10 +200,10 @@ def check_cmd(
     for line in run.data_notes:  # the data differ: on how many queries it decided (--allow-changed-data)
         console.print(line, style="yellow", highlight=False, markup=False)
     for what in run.skipped:
-        console.print(f"[yellow]skipped (not in the candidate, --allow-missing): {what}[/]", highlight=False)
+        console.print(f"skipped (not in the candidate, --allow-missing): {what}", style="yellow")
     for task_name, base, cand, res in run:
         colour = "green" if res.passed else "red"
-        console.print(f"[{colour}]{task_name}: {base} -> {cand}: {res.reason}[/]", highlight=False)
+        console.print(f"{task_name}: {base} -> {cand}: {res.reason}", style=colour)
     if not run.passed:
         raise typer.Exit(EXIT_REGRESSION)
 
@@ -236,4 +241,6 @@ def experiments_cmd(
     else:
         console.print(format_experiment_table(df), highlight=False, markup=False)
     if csv:
-        atomic_write_bytes(csv, df.to_csv(index=False).encode())
+        from ..results.spreadsheet import frame_csv  # CSV for people: formula-like cells neutralised
+
+        atomic_write_bytes(csv, frame_csv(df).encode())

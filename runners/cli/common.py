@@ -17,12 +17,14 @@ import traceback
 from typing import Any, Callable
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from typer.exceptions import TyperException
 
-console = Console(width=None if sys.stdout.isatty() else 140)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+from .terminal import SafeConsole, styled, visible
+
+#: the console writers of every command (runners/cli/terminal.py): user text printed literally, never as
+#: emoji codes, markup or terminal control sequences; lines not wrapped when the output is not a terminal
+console = SafeConsole()
+err_console = SafeConsole(stderr=True)
 
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 _DISK_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
@@ -74,8 +76,8 @@ def report_error(e: BaseException) -> int:
     """Print the one line (and, with PRIVATE_MTEB_DEBUG=1, the traceback); return the exit code."""
     code, line = error_line(e)
     if debug():
-        err_console.print("".join(traceback.format_exception(e)), highlight=False, markup=False, end="")
-    err_console.print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
+        err_console.print("".join(traceback.format_exception(e)), end="")
+    err_console.print(styled(("error:", "bold red"), " ", line), soft_wrap=True)
     return code
 
 
@@ -146,15 +148,13 @@ def offline_default() -> None:
     logging.getLogger("mteb").setLevel(logging.ERROR)
 
 
-def emit(df: Any, fmt: str) -> None:
-    if fmt == "csv":
-        console.print(df.to_csv(index=False), end="", highlight=False, markup=False)
-    elif fmt == "json":
-        console.print(df.to_json(orient="records", indent=1), highlight=False, markup=False)
-    elif fmt == "markdown":
-        console.print(df.to_markdown(index=False), highlight=False, markup=False)
-    else:
-        raise typer.BadParameter(f"unknown format '{fmt}' (table|markdown|csv|json)")
+def print_data(text: str) -> None:
+    """CSV, Markdown... on stdout: byte for byte when piped or redirected (it is data); on a terminal, control
+    characters are shown as escapes (terminal.visible) like every other output."""
+    if sys.stdout.isatty():
+        text = visible(text.replace("\r\n", "\n"))
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def fmt4(x: float) -> str:

@@ -5,13 +5,14 @@ Only argument parsing and printing live here; every number comes from runners.co
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+
+from .common import console, err_console as err, print_data
 
 FORMATS = ("table", "markdown", "csv", "json")
 
@@ -58,8 +59,6 @@ def compare(
     from ..analysis.compare import build_comparison, display_rows, plot_comparison, to_csv, to_json, to_markdown
     from ..analysis.public import PublicSourceError, resolve_public_source
 
-    console = Console(width=None if sys.stdout.isatty() else 200)
-    err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
     if fmt not in FORMATS:
         raise typer.BadParameter(f"unknown format {fmt!r} ({'|'.join(FORMATS)})")
     task_list = _split(tasks)
@@ -68,7 +67,7 @@ def compare(
         comp = build_comparison(results, source, task_list or None, _split(models) or None,
                                 _public_names(public_name), benchmark=benchmark, include_public_only=not private_only)
     except (PublicSourceError, ValueError, FileNotFoundError) as e:
-        err.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
+        err.print(Text.assemble(("error:", "bold red"), f" {e}"), soft_wrap=True)
         raise typer.Exit(2) from None
 
     if fmt == "table" and output is None:
@@ -83,16 +82,15 @@ def compare(
             table.add_row(*row)
         console.print(table)
         for note in notes:
-            console.print(f"[dim]{note}[/]" if not note.startswith("agreement") else f"[bold]{note}[/]",
-                          highlight=False, soft_wrap=True)
+            console.print(Text(note, style="bold" if note.startswith("agreement") else "dim"), soft_wrap=True)
     else:
         text = {"markdown": lambda: to_markdown(comp, brief), "csv": lambda: to_csv(comp),
                 "json": lambda: to_json(comp), "table": lambda: to_markdown(comp, brief)}[fmt]()
         if output is not None:
             output.write_text(text, encoding="utf-8")
-            err.print(f"wrote {output}", highlight=False)
+            err.print(f"wrote {output}")
         else:
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            print_data(text if text.endswith("\n") else text + "\n")
     if plot is not None:
         plot_comparison(comp, plot)
-        err.print(f"wrote {plot}", highlight=False)
+        err.print(f"wrote {plot}")

@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.progress import Progress, ProgressColumn, Task, TaskID, TimeRemainingColumn
 from rich.text import Text
 
+from .terminal import visible
+
 
 def texts_per_second(task: Task) -> float | None:
     """rich's recent-speed estimate; until it has two samples, the pass's average so far."""
@@ -57,8 +59,8 @@ class ConsoleEncodeProgress:
         self._t0 = self._last_line = time.perf_counter()
         if self.live:
             if self._bar is None:
-                self._bar = self.progress.add_task(label, total=total, texts=True)
-            self.progress.reset(self._bar, total=total, description=f"  {label}", visible=True)
+                self._bar = self.progress.add_task(visible(label), total=total, texts=True)
+            self.progress.reset(self._bar, total=total, description=f"  {visible(label)}", visible=True)
 
     def advance(self, n: int) -> None:
         self._done += n
@@ -69,8 +71,7 @@ class ConsoleEncodeProgress:
         if now - self._last_line >= self.every:
             self._last_line = now
             rate = self._done / max(now - self._t0, 1e-9)
-            self.console.print(f"  encoding {self._label}: {self._done}/{self._total} texts, {rate:,.1f} texts/s",
-                               highlight=False, markup=False)
+            self.console.print(f"  encoding {self._label}: {self._done}/{self._total} texts, {rate:,.1f} texts/s")
 
     def finish(self) -> None:
         self.texts += self._done

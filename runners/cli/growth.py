@@ -42,7 +42,7 @@ def growth_cmd(
     for rec in records:
         data = read_json(rec.path)
         how = "stored" if rec.status == "skipped" else f"computed in {rec.seconds:.1f}s, {rec.encoded} texts encoded"
-        console.print(f"[dim]{rec.label} on {rec.task}: {how}[/]", highlight=False)
+        console.print(f"{rec.label} on {rec.task}: {how}", style="dim")
         for m in metric or cfg.stats.metrics:
             console.print(format_growth(growth_curve(data, m, resamples or cfg.stats.resamples, cfg.stats.seed,
                                                        cfg.stats.confidence)),

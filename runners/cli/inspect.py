@@ -5,8 +5,6 @@ Stored results only, plus the collection read live for text; text goes to the sc
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 from typing import Any, Optional
 
@@ -14,7 +12,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .common import console, friendly_errors, offline_default
+from .common import console, friendly_errors, offline_default, print_data, print_json
+from .terminal import styled
 
 app = typer.Typer(no_args_is_help=True, help="Worst queries, per-query differences, and one query's rankings.")
 
@@ -51,24 +50,11 @@ def _context(config: Path, task: Optional[str], need_collection: bool = False) -
     return bench, bench.results_path, tcfg.name, load_collection(tcfg.source, tcfg.base_dir, tcfg.name)
 
 
-def print_json(obj: Any) -> None:
-    """Exactly one JSON document on stdout (NaN becomes null: strict JSON has no NaN)."""
-    def clean(x: Any) -> Any:
-        if isinstance(x, float) and not math.isfinite(x):
-            return None
-        if isinstance(x, dict):
-            return {k: clean(v) for k, v in x.items()}
-        if isinstance(x, (list, tuple)):
-            return [clean(v) for v in x]
-        return x
+def _csv(columns: list[str], rows: list[list[Any]]) -> None:
+    """CSV for people (formula-like cells neutralised: runners/results/spreadsheet.py) on stdout."""
+    from ..results.spreadsheet import csv_text
 
-    typer.echo(json.dumps(clean(obj), ensure_ascii=False, indent=1, allow_nan=False))
-
-
-def _csv(rows: list[dict[str, Any]]) -> None:
-    import pandas as pd
-
-    typer.echo(pd.DataFrame(rows).to_csv(index=False), nl=False)
+    print_data(csv_text(columns, rows))
 
 
 def _tags(tags: dict[str, str]) -> str:
@@ -99,12 +85,12 @@ def worst_cmd(
                     "split": split, "judged_at_10": judged, "queries": [r.__dict__ for r in rows]})
         return
     if fmt == "csv":
-        _csv([{"query_id": r.query_id, metric: r.score, "text": r.text, "tags": _tags(r.tags)} for r in rows])
+        _csv(["query_id", metric, "text", "tags"], [[r.query_id, r.score, r.text, _tags(r.tags)] for r in rows])
         return
     t = Table("#", "query", metric_label(metric), "tags", "text",
               title=f"{task_name} — {len(rows)} worst queries of {label_of(results, name)} on {metric_label(metric)}")
     for i, r in enumerate(rows, 1):
-        t.add_row(str(i), Text(r.query_id), f"{r.score:.4f}", Text(_tags(r.tags)), Text(r.text or ""))
+        t.add_row(str(i), r.query_id, f"{r.score:.4f}", _tags(r.tags), r.text or "")
     console.print(t)
     if judged is not None:
         console.print(Text(f"judged@10 of {label_of(results, name)} on {task_name}: {judged:.2f} (share of its top-10 "
@@ -134,8 +120,8 @@ def diff_cmd(
         print_json({**rep.to_dict(), "split": split, "rows": [r.__dict__ for r in shown]})
         return
     if fmt == "csv":
-        _csv([{"query_id": r.query_id, rep.a_label: r.a, rep.b_label: r.b, "delta": r.delta, "text": r.text}
-              for r in shown])
+        _csv(["query_id", rep.a_label, rep.b_label, "delta", "text"],
+             [[r.query_id, r.a, r.b, r.delta, r.text] for r in shown])
         return
     label = metric_label(metric)
     console.print(Text(f"{task_name} — {rep.b_label} vs {rep.a_label} on {label} ({rep.wins + rep.losses + rep.ties} "
@@ -146,7 +132,7 @@ def diff_cmd(
     t = Table("query", rep.a_label, rep.b_label, "B - A", "text", title=f"largest swings (first {len(shown)})")
     for r in shown:
         style = "green" if r.delta > 0 else "red" if r.delta < 0 else "dim"
-        t.add_row(Text(r.query_id), f"{r.a:.4f}", f"{r.b:.4f}", Text(f"{r.delta:+.4f}", style=style), Text(r.text or ""))
+        t.add_row(r.query_id, f"{r.a:.4f}", f"{r.b:.4f}", Text(f"{r.delta:+.4f}", style=style), r.text or "")
     console.print(t)
 
 
@@ -183,10 +169,10 @@ def _print_view(view: Any, k: int) -> None:
     from ..analysis.stats import metric_label
 
     tags = f" ({_tags(view.tags)})" if view.tags else ""
-    console.print(Text.assemble(("query ", "bold"), (view.query_id, "bold cyan"), tags, ": ", view.text))
+    console.print(styled(("query ", "bold"), (view.query_id, "bold cyan"), tags, ": ", view.text))
     t = Table("doc", "grade", "title", "snippet", title="labelled documents")
     for h in view.labels:
-        t.add_row(Text(h.doc_id), _grade_cell(h.grade), Text(h.title), Text(h.snippet))
+        t.add_row(h.doc_id, _grade_cell(h.grade), h.title, h.snippet)
     console.print(t)
     label = metric_label(view.metric)
     for c in view.candidates:
@@ -194,8 +180,7 @@ def _print_view(view: Any, k: int) -> None:
         t = Table("rank", "doc", "score", "grade", "title", "snippet",
                   title=f"{c.label} — top-{k} ({label} {score})")
         for h in c.hits:
-            t.add_row(str(h.rank), Text(h.doc_id), f"{h.score:.4f}", _grade_cell(h.grade), Text(h.title),
-                      Text(h.snippet))
+            t.add_row(str(h.rank), h.doc_id, f"{h.score:.4f}", _grade_cell(h.grade), h.title, h.snippet)
         console.print(t)
         if c.judged_at_10 is not None:
             console.print(Text(f"  judged@10 of {c.label} on the task: {c.judged_at_10:.2f}"))

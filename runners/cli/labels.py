@@ -10,6 +10,7 @@ from typing import Optional
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from .common import App, console, friendly_errors, offline_default
 
@@ -51,7 +52,7 @@ def judged(
             t.add_row(str(g["candidate"].iloc[0]), *[f"{v:.3f}" for v in g["judged"]], str(g["n_queries"].iloc[0]))
         console.print(t)
         for line in rep.warnings:
-            console.print(f"[yellow]warning:[/] {line.replace('CONFIG', str(config))}", highlight=False)
+            console.print(Text.assemble(("warning:", "yellow"), f" {line.replace('CONFIG', str(config))}"))
 
 
 @app.command("pool")

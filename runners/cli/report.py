@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 
 from .common import err_console, friendly_errors, offline_default
+from .terminal import styled
 
 
 def _command_line() -> str:
@@ -44,7 +45,7 @@ def report_cmd(
     try:
         fmt = format_for(output)
     except ValueError as e:
-        err_console.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
+        err_console.print(styled(("error:", "bold red"), f" {e}"), soft_wrap=True)
         raise typer.Exit(2) from None
     cfg = BenchmarkConfig.from_file(config)
     rep = build_report(cfg, baseline=baseline, show_text=show_text, tags=by, public=public,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from .common import console, friendly_errors, offline_default
 
@@ -41,7 +42,6 @@ def run(
     offline_default()
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
-    from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..config.benchmark import BenchmarkConfig
@@ -49,6 +49,7 @@ def run(
     from ..execution.run import candidates_for, run_benchmark
     from ..execution.tasks import check_tasks, load_task
     from .common import EXIT_BAD_INPUT, err_console
+    from .terminal import visible
     from .encode_progress import ConsoleEncodeProgress, Eta, TextsPerSecond
 
     as_json = fmt == "json"
@@ -59,10 +60,11 @@ def run(
     cands = candidates_for(cfg)
     out = err_console if as_json else console  # json: stdout holds the document only
     if not as_json:
-        console.print(f"[bold]{cfg.name}[/]: {len(cands)} candidate(s) x {len(tasks)} task(s) -> {cfg.results_path}")
+        console.print(Text.assemble((cfg.name, "bold"), f": {len(cands)} candidate(s) x {len(tasks)} task(s) -> "
+                                    f"{cfg.results_path}"))
     live = out.is_terminal and not as_json  # a bar redrawn in place; else plain lines only
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TextsPerSecond(), TimeElapsedColumn(), Eta(), console=out, transient=False,
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                  TextColumn("{task.completed}/{task.total}"), TextsPerSecond(), TimeElapsedColumn(), Eta(), console=out, transient=False,
                   disable=as_json) as progress:
         bar = progress.add_task("benchmark", total=len(cands) * len(tasks))
         encode_progress = ConsoleEncodeProgress(progress, progress.console, live=live)
@@ -70,22 +72,21 @@ def run(
         def on_step(event: str, label: str, task: str, record=None) -> None:
             if event == "start":
                 encode_progress.summary()  # a fresh count for this (candidate, task)
-                progress.update(bar, description=f"{label} on {task}")
+                progress.update(bar, description=visible(f"{label} on {task}"))
                 return
             progress.advance(bar)
             if event == "fail":
-                err_console.print(f"[bold red]failed:[/] {escape(label)} on {escape(task)}: "
-                                  f"{escape(record.reason if record else '')}", highlight=False, soft_wrap=True)
+                err_console.print(Text.assemble(("failed:", "bold red"), f" {label} on {task}: "
+                                                f"{record.reason if record else ''}"), soft_wrap=True)
             elif not as_json:
                 if event == "skip":
-                    progress.console.print(f"  cached: {label} on {task}", highlight=False, markup=False)
+                    progress.console.print(f"  cached: {label} on {task}")
                 else:
                     counts = f" (encoded {record.encoded}, reused {record.reused})" if record else ""
                     counts += f"; {record.note}" if record and record.note else ""
                     speed = encode_progress.summary()
                     speed = f"; encoding: {speed}" if speed else ""
-                    progress.console.print(f"  done: {label} on {task}{counts}{speed}", highlight=False,
-                                           markup=False)
+                    progress.console.print(f"  done: {label} on {task}{counts}{speed}")
 
         with quiet_foreign_bars():  # model loading, Ray pre-encoding, mteb: only our bars
             records = run_benchmark(cfg, force=force, on_step=on_step, candidates=cands, tasks=tasks,
@@ -109,7 +110,6 @@ def run(
         console.print(table)
     if failed:
         models = sorted({r.label for r in failed})
-        err_console.print(f"[bold red]error:[/] {len(failed)} of {len(records)} run(s) failed "
-                          f"({escape(', '.join(models))}): see the 'failed:' lines above", highlight=False,
-                          soft_wrap=True)
+        err_console.print(Text.assemble(("error:", "bold red"), f" {len(failed)} of {len(records)} run(s) failed "
+                                        f"({', '.join(models)}): see the 'failed:' lines above"), soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Optional
 
 import typer
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from .common import App, console, friendly_errors
 
@@ -68,15 +68,14 @@ def tasks_validate(
             line = error_line(e)[1]
             results.append({"task": name, "ok": False, "errors": 1, "warnings": 0, "problems": [line]})
             if not as_json:
-                err_console.print(f"[bold red]error:[/] {escape(name)}: {escape(line)}", highlight=False,
-                                  soft_wrap=True)
+                err_console.print(Text.assemble(("error:", "bold red"), f" {name}: {line}"), soft_wrap=True)
             continue
         summary = summarize(collection)
         n_warn = sum(w["count"] for w in summary["warnings"].values())
         results.append({"task": cfg.name, "ok": True, "errors": 0, "warnings": n_warn,
                         "revision": collection.content_hash(), "summary": summary})
         if not as_json:
-            console.print(f"[green]ok[/] {cfg.name} (revision {collection.content_hash()})")
+            console.print(Text.assemble(("ok", "green"), f" {cfg.name} (revision {collection.content_hash()})"))
             console.print(format_summary(collection), highlight=False)
     if as_json:
         print_json({"tasks": results, "failed": failed, "passed": failed == 0})
@@ -84,8 +83,8 @@ def tasks_validate(
         console.print(f"{len(targets) - failed} of {len(targets)} task(s) valid", highlight=False)
     if failed:
         if not as_json and len(targets) > 1:
-            err_console.print(f"[bold red]error:[/] {failed} of {len(targets)} task(s) failed validation",
-                              highlight=False)
+            err_console.print(Text.assemble(("error:", "bold red"), f" {failed} of {len(targets)} task(s) failed "
+                                            "validation"))
         raise typer.Exit(EXIT_BAD_INPUT)
 
 
