@@ -74,3 +74,38 @@ def test_gate_on_results_stored_without_hashes(tmp_path):
         regression_gate(str(base), str(cand), results_dir=tmp_path, n_resamples=200)
     with pytest.raises(AnalysisError, match="no query is unchanged"):
         regression_gate(str(base), str(cand), results_dir=tmp_path, n_resamples=200, allow_changed_data=True)
+
+
+def _with_hashes(path, texts: dict[str, str]) -> None:
+    import json
+
+    data = json.loads(path.read_text())
+    data["query_hashes"] = {"default": {"text": {q: text_hash(t)[:16] for q, t in texts.items()},
+                                        "labels": {q: "l" for q in texts}}}
+    path.write_text(json.dumps(data))
+
+
+def test_stats_across_data_revisions_pairs_unchanged_queries_and_says_so(tmp_path):
+    from typer.testing import CliRunner
+
+    from fake_results import QUERIES, scores, write_config, write_model
+    from runners.analysis.stats_report import stats_report
+    from runners.cli import app
+
+    texts = {q: f"question {q}" for q in QUERIES}
+    results = tmp_path / "results"
+    _with_hashes(write_model(results, "acme/old", "T", scores(0.5, 1), "Old"), texts)
+    new_scores = {("q11" if q == "q10" else q): s for q, s in scores(0.6, 2).items()}
+    new_texts = {**{q: t for q, t in texts.items() if q != "q10"}, "q3": "reworded", "q11": "new question"}
+    _with_hashes(write_model(results, "acme/new", "T", new_scores, "New", dataset_revision="ds2"), new_texts)
+    rep = stats_report(results, "T", n_resamples=200, models=["acme/old", "acme/new"])
+    assert rep.n_queries == 8  # q3 changed, q10 removed, q11 added
+    assert ("the models were scored on different data (Old vs New: data revision ds1 -> ds2: 1 query added, "
+            "1 removed, 1 changed (text or labels); 8 unchanged paired): compared on the 8 queries") in rep.data_note
+    cfg = write_config(tmp_path / "b.yaml", results, ["T"], [{"name": "acme/old"}, {"name": "acme/new"}])
+    out = CliRunner().invoke(app, ["stats", "-c", str(cfg)])
+    assert out.exit_code == 0, out.output
+    assert "compared on the 8 queries unchanged for every model" in " ".join(out.output.split())
+    # the same data: no note
+    same = stats_report(results, "T", n_resamples=200, models=["acme/old"])
+    assert same.data_note == "" and same.n_queries == 10

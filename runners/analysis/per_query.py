@@ -203,20 +203,37 @@ def load_scores(results_dir: Path, model_name: str, task_name: str, metric: str 
     return pd.Series(scores, name=model_name, dtype=float)  # already sorted by query id
 
 
-def per_query_scores(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", split: str = "test",
-                     models: list[str] | None = None) -> dict[str, dict[str, float]]:
-    """label -> {query id: score} (the current data revision of each model's result)."""
+def paired_query_scores(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", split: str = "test",
+                        models: list[str] | None = None) -> tuple[dict[str, dict[str, float]], str]:
+    """(label -> {query id: score}, note) for the models' current results. When they differ in data revision or
+    queries (pairing.py, each model against the first), only the queries unchanged for every model are kept and
+    the note says so ('' when all were scored on the same data)."""
+    from .pairing import pair_queries
+
     names = result_models(results_dir, task_name) if models is None else models
-    out = {label_of(results_dir, name): load_score_map(results_dir, name, task_name, metric, split)
-           for name in names}
-    if not out:
+    sides = {label_of(results_dir, n): load_fingerprinted(results_dir, n, task_name, metric, split) for n in names}
+    if not sides:
         raise AnalysisError(f"no per-query results for task '{task_name}' in {results_dir}: {RUN_HINT}")
-    return out
+    (ref_label, (ref_rev, ref)), *others = sides.items()
+    keep, differ = set(ref), []
+    for label, (rev, queries) in others:
+        p = pair_queries(ref, queries, ref_rev, rev)
+        keep &= set(p.paired)
+        if not p.same_data:
+            differ.append(f"{ref_label} vs {label}: {p.describe()}")
+    if differ and not keep:
+        raise AnalysisError(f"task '{task_name}': no query is unchanged for every model ({'; '.join(differ)}): "
+                            "re-run the older results on the current data")
+    scores = {label: {q: s for q, (_, s) in queries.items() if not differ or q in keep}
+              for label, (_, queries) in sides.items()}
+    note = (f"{task_name}: the models were scored on different data ({'; '.join(differ)}): compared on the "
+            f"{len(keep)} queries unchanged for every model; re-run the older results to compare on all")
+    return scores, note if differ else ""
 
 
 def per_query_table(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", split: str = "test",
                     models: list[str] | None = None) -> dict[str, pd.Series]:
-    """label -> per-query scores as pandas Series (`per_query_scores` for pandas users)."""
+    """label -> per-query scores as pandas Series (one model's `load_scores` each)."""
     names = result_models(results_dir, task_name) if models is None else models
     out = {label_of(results_dir, name): load_scores(results_dir, name, task_name, metric, split) for name in names}
     if not out:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import stats
 from .errors import AnalysisError
-from .per_query import per_query_scores, query_tags, tag_names
+from .per_query import paired_query_scores, query_tags, tag_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,6 +30,9 @@ class StatsReport:
     pair_rows: list[dict[str, Any]]  # subset + stats.PAIR_COLUMNS; [] with one model
     power: str
     n_queries: int
+    #: '' when every model was scored on the same data; else which data differ and on how many queries
+    #: the models were compared (per_query.paired_query_scores)
+    data_note: str = ""
 
     @property
     def intervals(self) -> pd.DataFrame:
@@ -48,7 +51,8 @@ class StatsReport:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN -> None): one entry of `stats --format json`."""
         return {"task": self.task, "metric": self.metric, "n_queries": self.n_queries,
-                "intervals": _records(self.interval_rows), "pairs": _records(self.pair_rows), "power": self.power}
+                "intervals": _records(self.interval_rows), "pairs": _records(self.pair_rows), "power": self.power,
+                "data_note": self.data_note or None}
 
 
 def _records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -81,7 +85,7 @@ def stats_report(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", 
     """Intervals for every model and paired tests for every pair, optionally broken down by tags
     (read from `task_source`, the task's name or YAML path, default `task_name`)."""
     selected = select_tags(task_source or task_name, tags, strict_tags, task_name)
-    per_query = per_query_scores(results_dir, task_name, metric, split, models)
+    per_query, data_note = paired_query_scores(results_dir, task_name, metric, split, models)
     label = stats.metric_label(metric)
     intervals: list[dict[str, Any]] = []
     pairs: list[dict[str, Any]] = []
@@ -99,4 +103,4 @@ def stats_report(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", 
                                           counts=counts)
                 pairs += stats.rows_of(cols, subset) if cols else []
         _, power = stats.power_line(aligned, metric=label)
-    return StatsReport(task_name, metric, intervals, pairs, power, len(aligned.ids))
+    return StatsReport(task_name, metric, intervals, pairs, power, len(aligned.ids), data_note)

@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .common import EXIT_REGRESSION, console, fmt4, friendly_errors, offline_default
+from .common import EXIT_REGRESSION, console, err_console, fmt4, friendly_errors, offline_default
 
 FORMATS = ("table", "markdown", "csv", "json")
 
@@ -131,6 +131,9 @@ def stats_cmd(
                                       highlight=False, markup=False)
                     console.print(f"power: {rep.power}", highlight=False, markup=False)
                 reports.append(rep)
+            if reports and reports[-1].data_note and fmt != "json":  # data differ: said once per task
+                (console if fmt != "csv" else err_console).print(reports[-1].data_note, style="yellow",
+                                                                 highlight=False, markup=False)
             if fmt == "table":  # judged@10 and the generator guard (runners/analysis/label_notes.py)
                 for line in label_notes(cfg, entry, names):
                     console.print(line, highlight=False, markup=False)
