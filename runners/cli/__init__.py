@@ -15,6 +15,7 @@ import typer
 
 from . import analysis, run, tasks
 from . import export as export_cmds
+from . import history as history_cmds
 from . import inspect as inspect_cmds
 from . import labels as labels_cmds
 from .growth import growth_cmd
@@ -62,6 +63,7 @@ app.command("experiments")(analysis.experiments_cmd)
 app.command("compare")(compare)
 app.command("growth")(growth_cmd)
 app.add_typer(inspect_cmds.app, name="inspect")
+app.add_typer(history_cmds.app, name="history")
 app.add_typer(export_cmds.app, name="export")
 app.command("init")(init_cmd)
 app.command("report")(report_cmd)

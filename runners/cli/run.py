@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Optional
 
 import typer
 from rich.table import Table
@@ -35,6 +36,8 @@ def run(
     config: Path = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c", help="benchmark YAML"),
     force: bool = typer.Option(False, "--force", help="re-run even what is complete"),
     fmt: str = typer.Option("table", "--format", help="table|json (json: one document on stdout, progress off)"),
+    mlflow: Optional[str] = typer.Option(None, "--mlflow", help="log each (candidate, task) to this MLflow tracking "
+                                         "URI (overrides the config's `mlflow: {tracking_uri}`)"),
 ) -> None:
     """Evaluate every model on every task (skips what is complete for the same data).
 
@@ -108,6 +111,9 @@ def run(
             when = "cached" if r.status == "skipped" else f"{r.seconds:.1f}s"
             table.add_row(r.label, r.task, *cells, when)
         console.print(table)
+    from .history import after_run
+
+    after_run(cfg, records, cands, tasks, mlflow, quiet=as_json)  # the run history and MLflow, when configured
     if failed:
         models = sorted({r.label for r in failed})
         err_console.print(Text.assemble(("error:", "bold red"), f" {len(failed)} of {len(records)} run(s) failed "

@@ -42,6 +42,15 @@ class StatsOptions(BaseModel):
     tags: list[str] = []
 
 
+class MlflowOptions(BaseModel):
+    """`mlflow: {tracking_uri, experiment}`: log each (candidate, task) of a run as an MLflow run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tracking_uri: str
+    experiment: str = "private-mteb"
+
+
 class BenchmarkConfig(BaseModel):
     """Candidates x tasks, encode options and where results go."""
 
@@ -56,6 +65,8 @@ class BenchmarkConfig(BaseModel):
     results_dir: str = "results"
     cache_dir: str | None = None
     keep_top_k: int = 100
+    history: str | None = None  # the run history folder (relative to this file); none: no history kept
+    mlflow: MlflowOptions | None = None
     stats: StatsOptions = StatsOptions()
     path: Path | None = None
 
@@ -87,6 +98,10 @@ class BenchmarkConfig(BaseModel):
     @property
     def results_path(self) -> Path:
         return Path(os.path.normpath(self.base_dir / self.results_dir))  # no "configs/benchmarks/../.." in messages
+
+    @property
+    def history_path(self) -> Path | None:
+        return Path(os.path.normpath(self.base_dir / self.history)) if self.history else None
 
     @property
     def cache_path(self) -> Path:

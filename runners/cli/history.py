@@ -1,0 +1,197 @@
+"""`private-mteb history` (the run history as timelines) and `history accept`; the hook `run` calls after a run.
+
+Thin over runners/analysis/history.py (records), history_timeline.py (steps and paired tests) and
+runners/results/history_store.py / mlflow_store.py (files and MLflow).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from .common import App, console, err_console, friendly_errors
+
+app = App(help="The run history: per candidate x task, what changed at each run and what it did to the metric.")
+
+CONFIG_OPTION = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c", help="benchmark YAML")
+
+
+def _warn(lines: list[str]) -> None:
+    for line in lines:
+        err_console.print(f"warning: {line}: skipped", highlight=False, markup=False, soft_wrap=True)
+
+
+def _history_dir(cfg: Any) -> Path:
+    from ..analysis.errors import AnalysisError
+
+    if cfg.history_path is None:
+        raise AnalysisError(f"{cfg.path}: no `history:` folder configured (e.g. `history: ../../history`): "
+                            "add it, then run `private-mteb run`")
+    return cfg.history_path
+
+
+def corpus_size(task: Any) -> int | None:
+    """Documents in a task's corpus (a private task's collection; None when it cannot be told cheaply)."""
+    collection = getattr(task, "collection", None)
+    try:
+        return len(collection.corpus) if collection is not None else None
+    except TypeError:
+        return None
+
+
+def after_run(cfg: Any, records: list[Any], cands: list[Any], tasks: list[Any], mlflow_uri: str | None,
+              quiet: bool = False) -> None:
+    """Append the run's records to the history (when configured) and log them to MLflow (when asked)."""
+    uri = mlflow_uri or (cfg.mlflow.tracking_uri if cfg.mlflow else None)
+    if cfg.history_path is None and not uri:
+        return
+    from ..analysis.history import record_run
+
+    revisions = {c.name: c.revision for c in cands}
+    sizes = {t.metadata.name: corpus_size(t) for t in tasks}
+    entries = [{"name": r.candidate, "label": r.label, "revision": revisions.get(r.candidate, ""), "task": r.task,
+                "status": r.status, "corpus_size": sizes.get(r.task)} for r in records]
+    written, damaged = record_run(cfg.history_path, cfg.results_path, entries, project_dir=cfg.base_dir,
+                                  benchmark=cfg.name, n_resamples=cfg.stats.resamples, seed=cfg.stats.seed,
+                                  confidence=cfg.stats.confidence)
+    _warn(damaged)
+    out = err_console if quiet else console
+    if cfg.history_path is not None:
+        out.print(f"history: {len(written)} record(s) appended to {cfg.history_path}"
+                  + "".join(f"\n  {r['candidate']['label']} on {r['task']}: {', '.join(r['changed']) or 'nothing changed'}"
+                            for r in written), highlight=False, markup=False)
+    if uri and written:
+        from ..results.mlflow_store import log_records
+
+        experiment = cfg.mlflow.experiment if cfg.mlflow else "private-mteb"
+        ids = log_records(written, uri, experiment)
+        out.print(f"mlflow: {len(ids)} run(s) logged to {uri} (experiment '{experiment}')", highlight=False,
+                  markup=False)
+
+
+def _since(value: Optional[str]) -> Any:
+    if value is None:
+        return None
+    from ..analysis.errors import AnalysisError
+    from ..analysis.history_timeline import parse_time
+
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise AnalysisError(f"--since: '{value}' is not a date or time (e.g. 2026-11-01 or 2026-11-01T09:00)") from None
+
+
+def _records(cfg: Any, from_mlflow: Optional[str], experiment: Optional[str]) -> tuple[list[dict], list[str]]:
+    if from_mlflow:
+        from ..results.mlflow_store import read_records
+
+        return read_records(from_mlflow, experiment or (cfg.mlflow.experiment if cfg.mlflow else "private-mteb"))
+    from ..results.history_store import HistoryStore
+
+    read = HistoryStore(_history_dir(cfg)).read()
+    return read.records, read.damaged
+
+
+def _accepted(cfg: Any, records: list[dict]) -> dict[tuple[str, str], str]:
+    if cfg.history_path is None:
+        return {}
+    from ..results.history_store import HistoryStore
+
+    store = HistoryStore(cfg.history_path)
+    keys = {(str(r["candidate"].get("label")), str(r["task"])) for r in records}
+    return {k: rid for k in keys if (rid := store.accepted_id(*k))}
+
+
+@app.callback(invoke_without_command=True)
+@friendly_errors
+def history_cmd(
+    ctx: typer.Context,
+    config: Path = CONFIG_OPTION,
+    fmt: str = typer.Option("text", "--format", help="text|json|csv"),
+    since: Optional[str] = typer.Option(None, "--since", help="only records from this date/time on (UTC)"),
+    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="candidate label or results name (repeatable)"),
+    task: Optional[list[str]] = typer.Option(None, "--task", "-t", help="task name (repeatable)"),
+    from_mlflow: Optional[str] = typer.Option(None, "--from-mlflow", help="read the records logged to this MLflow "
+                                              "tracking URI instead of the history folder"),
+    experiment: Optional[str] = typer.Option(None, "--experiment", help="MLflow experiment (default: the config's)"),
+    resamples: int = typer.Option(10_000, "--resamples"),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """Per candidate x task: each run's main metric with its 95% CI, what changed since the run before
+    (data, task settings, model, encode settings, experiment), whether the corpus grew, and a paired test on
+    the queries both runs share (same id, text and labels)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if fmt not in ("text", "json", "csv"):
+        raise typer.BadParameter(f"unknown format '{fmt}' (text|json|csv)", param_hint="--format")
+    from ..analysis.history_timeline import build_timelines, csv_rows, format_timelines
+    from ..config.benchmark import BenchmarkConfig
+
+    cfg = BenchmarkConfig.from_file(config)
+    records, damaged = _records(cfg, from_mlflow, experiment)
+    _warn(damaged)
+    timelines = build_timelines(records, since=_since(since), models=model, tasks=task,
+                                accepted=_accepted(cfg, records), n_resamples=resamples, seed=seed)
+    if fmt == "json":
+        from .common import print_json
+
+        print_json({"timelines": [t.to_dict() for t in timelines], "damaged": damaged,
+                    "source": from_mlflow or str(cfg.history_path)})
+        return
+    if fmt == "csv":
+        import csv
+        import io
+
+        from ..analysis.history_timeline import CSV_COLUMNS
+        from .common import print_data
+
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(csv_rows(timelines))
+        print_data(buf.getvalue())
+        return
+    if not timelines:
+        where = from_mlflow or cfg.history_path
+        console.print(f"no history records in {where} (match the filters)" if records else
+                      f"no history records in {where} yet: run `private-mteb run -c {config}`", highlight=False,
+                      markup=False)
+        return
+    for line in format_timelines(timelines):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+@app.command("accept")
+def accept_cmd(
+    config: Path = CONFIG_OPTION,
+    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="candidate label or results name (default: all)"),
+    task: Optional[list[str]] = typer.Option(None, "--task", "-t", help="task name (default: all)"),
+    record: Optional[str] = typer.Option(None, "--record", help="a record id (default: the latest of each candidate x task)"),
+    note: str = typer.Option("", "--note", help="why it is accepted (kept with the mark)"),
+) -> None:
+    """Mark records as the accepted baseline (`check --baseline history:accepted` compares with them)."""
+    from ..analysis.errors import AnalysisError
+    from ..config.benchmark import BenchmarkConfig
+    from ..results.history_store import HistoryStore
+
+    cfg = BenchmarkConfig.from_file(config)
+    store = HistoryStore(_history_dir(cfg))
+    read = store.read()
+    _warn(read.damaged)
+    chosen: dict[tuple[str, str], dict] = {}
+    for r in read.records:
+        label, name = str(r["candidate"].get("label")), str(r["candidate"].get("name"))
+        if model and label not in model and name not in model or task and r["task"] not in task:
+            continue
+        if record is None or r["id"] == record:
+            chosen[(label, r["task"])] = r  # oldest first: the latest one wins
+    if not chosen:
+        what = f"record '{record}'" if record else "records"
+        raise AnalysisError(f"{cfg.history_path}: no {what} match (see `private-mteb history -c {config}`)")
+    for (label, task_name), r in sorted(chosen.items()):
+        store.accept(r, note)
+        console.print(f"accepted: {label} on {task_name}: record {r['id']} ({r['time']})", highlight=False,
+                      markup=False)
+
