@@ -9,12 +9,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import (AnyUrl, BaseModel, ConfigDict, Field, PastDate, TypeAdapter, ValidationError, ValidationInfo,
                       field_validator)
 
+from .config_problems import messages, problems, raise_problems
 from .errors import ConfigError
 from .mteb_names import DEFAULT_K_VALUES, DOMAINS, LICENSES, closest, closest_score_name, retrieval_score_names
+from .path_names import check_name
+from .sources import source_problems
+from .yaml_io import read_yaml
 
 #: Where task YAML files live, relative to the repository root / working directory.
 DEFAULT_TASKS_DIR = Path("configs/tasks")
@@ -69,6 +72,11 @@ class TaskConfig(BaseModel):
                 raise ValueError(f"prompts.{key} is empty: write the instruction or remove the key")
         return v
 
+    @field_validator("name")
+    @classmethod
+    def _name_length(cls, v: str) -> str:  # the pattern keeps out separators; a file name has a length limit
+        return check_name(v, "name")
+
     @field_validator("splits")
     @classmethod
     def _splits(cls, v: list[str]) -> list[str]:
@@ -76,6 +84,8 @@ class TaskConfig(BaseModel):
             raise ValueError("splits is empty: list at least one split to evaluate, e.g. [test]")
         if any(not s.strip() for s in v):
             raise ValueError(f"splits {v} contains an empty name")
+        for s in v:  # per_query_<split>.json, rankings_<split>.json.gz
+            check_name(s, "splits: split")
         if len(set(v)) != len(v):
             raise ValueError(f"splits {v} lists a split twice")
         return v
@@ -183,29 +193,25 @@ class TaskConfig(BaseModel):
 
     @classmethod
     def from_file(cls, path: str | Path) -> TaskConfig:
+        """Read and check a task YAML, its ``source:`` too: every problem of the file is reported, each with
+        its line (see config_problems)."""
         path = Path(path)
-        data = _read_yaml(path)
+        data, node = read_yaml(path, "name, description, source, ...")
+        found, cfg = [], None
         try:
             cfg = cls.model_validate(data)
         except ValidationError as e:
-            raise ConfigError(path, _pydantic_message(e)) from None
+            found = problems(e, cls, node)
+        if "source" in data:
+            found += source_problems(data["source"], node)
+        raise_problems(path, sorted(found, key=lambda p: p[0] or 0))
+        assert cfg is not None
         cfg.path = path.resolve()
         return cfg
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise ConfigError(path, "file not found")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(path, "not UTF-8 text") from None
-    except yaml.YAMLError as e:
-        line = getattr(getattr(e, "problem_mark", None), "line", None)
-        raise ConfigError(path, f"invalid YAML: {getattr(e, 'problem', e)}", None if line is None else line + 1) from None
-    if not isinstance(data, dict):
-        raise ConfigError(path, "expected a mapping of keys (name, description, source, ...)")
-    return data
+    return read_yaml(path, "name, description, source, ...")[0]
 
 
 def _is_url(value: str) -> bool:
@@ -218,17 +224,8 @@ def _is_url(value: str) -> bool:
 
 
 def _pydantic_message(e: ValidationError) -> str:
-    err = e.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"]) or "<root>"
-    if err["type"] == "extra_forbidden":
-        return f"unknown key '{loc}'"
-    if err["type"] == "missing":
-        return f"missing key '{loc}'"
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    field = loc.split(".")[0]
-    if err["type"] == "value_error" and msg.startswith((field + " ", field + ":", field + ".")):
-        return msg  # our own validators name the key already
-    return f"{loc}: {msg}"
+    """The first problem of a validation error as one line (config_problems.messages has them all)."""
+    return messages(e)[0][1]
 
 
 PROJECT_ENV = "PRIVATE_MTEB_PROJECT"

@@ -27,3 +27,27 @@ class CollectionError(ValueError):
 
 class ConfigError(CollectionError):
     """Bad YAML config (task or benchmark): same one-line format."""
+
+
+#: how many problems of one file are shown; the rest are counted
+MAX_PROBLEMS_SHOWN = 20
+
+
+class ConfigProblems(ConfigError):
+    """Several problems of one config file: one ``file:line: problem`` line each (20 at most, then a count).
+
+    ``path``/``line``/``problem`` are the first one's, so code reading a single ConfigError still works.
+    """
+
+    def __init__(self, path: str | Path | None, problems: list[tuple[int | None, str]]) -> None:
+        self.problems = list(problems)
+        super().__init__(path, problems[0][1], problems[0][0])
+
+    def _format(self) -> str:
+        where = self.path or "<input>"
+        lines = [f"{where}:{line}: {p}" if line is not None else f"{where}: {p}"
+                 for line, p in self.problems[:MAX_PROBLEMS_SHOWN]]
+        rest = len(self.problems) - MAX_PROBLEMS_SHOWN
+        if rest > 0:
+            lines.append(f"{where}: ... and {rest} more problem(s)")
+        return "\n".join(lines)

@@ -12,7 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .collection import Collection
-from .errors import ConfigError
+from .config_problems import Problem, did_you_mean, messages, raise_problems
+from .yaml_io import line_at
 from .readers import get_reader
 from .readers.extra_labels import merge_labels
 
@@ -118,32 +119,43 @@ MODELS: dict[str, type[_Source]] = {
 
 
 def parse_source(source: Any, name: str) -> _Source:
-    """Validate a ``source:`` mapping; any problem becomes one ConfigError line naming the key."""
-    where = f"source of task {name!r}"
+    """Validate a ``source:`` mapping; problems become a ConfigError naming the key (every problem, each
+    on its line). A task YAML's source is checked when the YAML is read (TaskConfig.from_file, with its path
+    and lines); this names the task for a source built in code."""
+    raise_problems(f"source of task {name!r}", source_problems(source))
+    return MODELS[source["format"]].model_validate(source)
+
+
+def source_problems(source: Any, node: Any = None) -> list[Problem]:
+    """(line, problem) per problem of a ``source:`` mapping; ``node``: the task YAML's composed root."""
+    at = ["source"]
     if not isinstance(source, dict):
-        raise ConfigError(where, f"`source:` must be a mapping, got {type(source).__name__}")
+        return [(line_at(node, at), f"`source:` must be a mapping, got {type(source).__name__}")]
     fmt = source.get("format")
     if fmt is None:
-        raise ConfigError(where, f"missing key 'format' (one of: {', '.join(FORMATS)})")
+        return [(line_at(node, at), f"missing key 'format' (one of: {', '.join(FORMATS)})")]
     if fmt not in MODELS:
-        raise ConfigError(where, f"unknown format {fmt!r} (known formats: {', '.join(FORMATS)})")
+        near = did_you_mean(str(fmt), FORMATS)
+        return [(line_at(node, [*at, "format"]), f"unknown format {fmt!r}{near} (known formats: {', '.join(FORMATS)})")]
     model = MODELS[fmt]
     try:
-        return model.model_validate(source)
+        model.model_validate(source)
     except ValidationError as e:
-        err = e.errors()[0]
-        key = ".".join(str(p) for p in err["loc"])
-        allowed = ", ".join(model.model_fields)
-        if err["type"] == "extra_forbidden":
-            problem = f"unknown key {key!r} for format {fmt} (allowed: {allowed})"
-            if key.startswith("columns."):
+        out = []
+        for loc, msg, is_key in messages(e, model):
+            key = ".".join(str(p) for p in loc)
+            if is_key and not loc[:-1] and "did you mean" not in msg:
+                msg = f"{msg} for format {fmt} (allowed: {', '.join(model.model_fields)})"
+            elif is_key and loc[0] == "columns" and "did you mean" not in msg:
                 sub = model.model_fields["columns"].annotation
-                problem = f"unknown key {key!r} (allowed columns: {', '.join(sub.model_fields)})"
-        elif err["type"] == "missing":
-            problem = f"missing key {key!r} (format {fmt} needs it)"
-        else:
-            problem = f"key {key!r}: {err['msg'].removeprefix('Value error, ')}"
-        raise ConfigError(where, problem) from None
+                msg = f"{msg} (allowed columns: {', '.join(sub.model_fields)})"
+            elif msg.startswith("missing key"):
+                msg = f"{msg} (format {fmt} needs it)"
+            elif not msg.startswith("unknown key"):
+                msg = f"key {key!r}: {msg.removeprefix(key + ': ')}"
+            out.append((line_at(node, [*at, *loc], key=is_key), msg))
+        return out
+    return []
 
 
 def load_collection(source: dict, base_dir: Path, name: str) -> Collection:

@@ -79,6 +79,21 @@ def test_init_evalset_detects_columns_tags_and_reads_labels(project):
     c = load_collection(cfg.source, cfg.base_dir, cfg.name)
     assert c.qrels == {"test": {"a1": {"d1": 2, "d3": 0}, "a2": {"d2": 1, "d1": 1}}}
     assert c.query_tags["a2"] == {"Topic": "accounts"}
+    # the detected tag column turns on the breakdowns of `stats` and `report` (issue 19.10)
+    bench = BenchmarkConfig.from_file(out["benchmark_yaml"])
+    assert bench.stats.tags == ["Topic"]
+    assert "stats:" in Path(out["benchmark_yaml"]).read_text()
+
+
+def test_init_without_tag_columns_writes_no_stats_block(project):
+    kb = project / "data" / "plain"
+    kb.mkdir()
+    shutil.copy(FIX / "evalset_mini" / "corpus.jsonl", kb / "corpus.jsonl")
+    (kb / "evalset.csv").write_text("ID,Question,Relevant Docs\na1,How do I connect to the VPN?,d1\n")
+    res = runner.invoke(app, ["init", str(kb), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    bench = json.loads(res.output)["benchmark_yaml"]
+    assert "stats:" not in Path(bench).read_text() and BenchmarkConfig.from_file(bench).stats.tags == []
 
 
 def test_init_refuses_to_overwrite_without_force(project):

@@ -27,13 +27,14 @@ def growth_cmd(
     offline_default()
     from custom_tasks.errors import ConfigError
 
-    from ..analysis.growth import format_growth, growth_curve
     from ..config.benchmark import BenchmarkConfig
+
+    cfg = BenchmarkConfig.from_file(config)  # a bad entry stops here, before mteb and torch are imported
+    from ..analysis.growth import format_growth, growth_curve
     from ..execution.growth import run_growth
     from ..execution.progress import quiet_foreign_bars
     from ..results.store import read_json
 
-    cfg = BenchmarkConfig.from_file(config)
     with quiet_foreign_bars():  # datasets' and mteb's per-subset bars would bury the curves
         records = run_growth(cfg, force=force)
     if not records:

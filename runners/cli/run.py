@@ -45,9 +45,11 @@ def run(
     offline_default()
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
+    from ..config.benchmark import BenchmarkConfig
+
+    cfg = BenchmarkConfig.from_file(config)  # every config problem (experiments too) before mteb is imported
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..config.benchmark import BenchmarkConfig
     from ..execution.progress import quiet_foreign_bars
     from ..execution.run import candidates_for, run_benchmark
     from ..execution.tasks import check_tasks, load_task
@@ -56,7 +58,6 @@ def run(
     from .encode_progress import ConsoleEncodeProgress, Eta, TextsPerSecond
 
     as_json = fmt == "json"
-    cfg = BenchmarkConfig.from_file(config)
     cfg.check_model_paths()  # before anything loads: not a failed candidate minutes into the run
     check_tasks(cfg)
     tasks = [load_task(t) for t in cfg.tasks]

@@ -6,11 +6,12 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from custom_tasks.config import TASKS_DIR_ENV, _pydantic_message, find_task_configs, project_root, tasks_dir
+from custom_tasks.config import TASKS_DIR_ENV, find_task_configs, project_root, tasks_dir
+from custom_tasks.config_problems import problems, raise_problems
 from custom_tasks.errors import ConfigError
+from custom_tasks.yaml_io import line_at, read_yaml
 
 from .model_spec import ENCODES_NOTHING, ModelSpec
 
@@ -70,6 +71,13 @@ class BenchmarkConfig(BaseModel):
     stats: StatsOptions = StatsOptions()
     path: Path | None = None
 
+    @field_validator("tasks")
+    @classmethod
+    def _some_task(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("tasks is empty: list at least one task (a name from configs/tasks/ or a task YAML path)")
+        return v
+
     @model_validator(mode="after")
     def _something_to_run(self) -> BenchmarkConfig:
         if not self.models and not self.experiments:
@@ -125,18 +133,18 @@ class BenchmarkConfig(BaseModel):
             path = project_root() / path  # e.g. the default configs/benchmarks/demo.yaml from a sub-folder
         if not path.is_file():
             raise ConfigError(path, "benchmark config not found")
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            raise ConfigError(path, f"invalid YAML: {getattr(e, 'problem', e)}",
-                              None if mark is None else mark.line + 1) from None
-        if not isinstance(data, dict):
-            raise ConfigError(path, "expected a mapping with 'models' and 'tasks'")
+        data, node = read_yaml(path, "models, tasks, ...")
+        found, cfg = [], None
         try:
             cfg = cls.model_validate(data)
         except ValidationError as e:
-            raise ConfigError(path, _pydantic_message(e)) from None
+            found = problems(e, cls, node)
+        if isinstance(data.get("experiments"), list):  # before any model loads, with every other problem
+            from .experiments import experiment_problems
+
+            found += experiment_problems(data["experiments"], node)
+        raise_problems(path, sorted(found, key=lambda p: p[0] or 0))
+        assert cfg is not None
         cfg.path = path
         cfg.tasks = [_resolve_task_entry(t, path.resolve().parent) for t in cfg.tasks]
         cfg.models = [_resolve_model_path(m, path) for m in cfg.models]
@@ -158,10 +166,7 @@ def _resolve_model_path(spec: ModelSpec, config: Path) -> ModelSpec:
 def _model_key_line(config: Path, index: int, key: str) -> int | None:
     """1-based line of `models[index].key` in the YAML file (None if it cannot be told)."""
     try:
-        root = yaml.compose(config.read_text(encoding="utf-8"))
-        models = next(v for k, v in root.value if k.value == "models")
-        entry = models.value[index]
-        return next(v for k, v in entry.value if k.value == key).start_mark.line + 1
+        return line_at(read_yaml(config, "models, tasks, ...")[1], ["models", index, key])
     except Exception:  # noqa: BLE001 - a line number is a nicety; the message stands without it
         return None
 

@@ -26,8 +26,10 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
-from custom_tasks.config import _pydantic_message
+from custom_tasks.config_problems import Problem, did_you_mean, problems, raise_problems
 from custom_tasks.errors import ConfigError
+from custom_tasks.path_names import check_display
+from custom_tasks.yaml_io import line_at
 
 from ..search.chunking import Chunker
 from ..search.params import IndexParams, fusion_tag
@@ -46,6 +48,11 @@ class _Entry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     label: str | None = None  # replaces the base model's label in front of the experiment tag
+
+    @field_validator("label")
+    @classmethod
+    def _shown(cls, v: str | None) -> str | None:
+        return v if v is None else check_display(v, "label")
 
 
 class HybridEntry(_Entry):
@@ -164,23 +171,30 @@ TYPES = ("hybrid", "chunk", "ann", "growth", "rerank")
 
 
 def parse_experiments(cfg: BenchmarkConfig) -> list[HybridEntry | ChunkEntry | AnnEntry | GrowthEntry | RerankEntry]:
-    """Validate every `experiments:` entry; a bad one is a ConfigError naming its position."""
-    out = []
-    for i, raw in enumerate(cfg.experiments):
-        where = f"experiments[{i}]"
+    """Validate every `experiments:` entry; bad ones are one ConfigError naming each position (a config read
+    from a file was checked when read, with line numbers: BenchmarkConfig.from_file)."""
+    raise_problems(cfg.path, experiment_problems(cfg.experiments))
+    return [_ADAPTER.validate_python(raw) for raw in cfg.experiments]
+
+
+def experiment_problems(entries: list[Any], node: Any = None) -> list[Problem]:
+    """(line, problem) per problem of every entry; ``node``: the benchmark file's composed YAML."""
+    out: list[Problem] = []
+    for i, raw in enumerate(entries):
+        where, at = f"experiments[{i}]", ["experiments", i]
         if not isinstance(raw, dict) or raw.get("type") not in TYPES:
             got = raw.get("type") if isinstance(raw, dict) else raw
-            raise ConfigError(cfg.path, f"{where}: 'type' must be one of {', '.join(TYPES)} (got {got!r})")
+            near = did_you_mean(got, TYPES) if isinstance(got, str) else ""
+            out.append((line_at(node, [*at, "type"]), f"{where}: 'type' must be one of {', '.join(TYPES)} "
+                                                      f"(got {got!r}){near}"))
+            continue
         try:
             entry = _ADAPTER.validate_python(raw)
         except ValidationError as e:
-            t = raw["type"]
-            msg = _pydantic_message(e).removeprefix(f"{t}.").removeprefix(f"{t}: ").replace(f"'{t}.", "'")
-            msg = msg.replace("Value error, ", "")
-            raise ConfigError(cfg.path, f"{where} ({raw['type']}): {msg}") from None
+            out += problems(e, Experiment, node, at, skip=1, where=f"{where} ({raw['type']}): ")
+            continue
         if entry_base(entry) in BM25_ALIASES and not isinstance(entry, RerankEntry):  # rerank: any first stage
-            raise ConfigError(cfg.path, f"{where} ({raw['type']}): the base model must be a dense model, not BM25")
-        out.append(entry)
+            out.append((line_at(node, at), f"{where} ({raw['type']}): the base model must be a dense model, not BM25"))
     return out
 
 

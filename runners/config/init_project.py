@@ -64,7 +64,8 @@ def init_project(data_dir: Path, project: Path | None = None, name: str | None =
             raise ConfigError(path, "already exists: pass --force to overwrite it, or --name/--stem for another")
     det = detect(Path(data_dir))
     _write(task_yaml, render_task_yaml(det, task_name, task_yaml, Path(data_dir).resolve(), task_yaml.parents[2]))
-    _write(bench_yaml, render_benchmark_yaml(task_yaml.stem, task_name, task_yaml))
+    tags = det.source.get("tag_columns") or det.source.get("tag_fields") or []
+    _write(bench_yaml, render_benchmark_yaml(task_yaml.stem, task_name, task_yaml, tags))
     columns = {k: str(v) for k, v in det.source.get("columns", {}).items()}
     return InitResult(task_name, det.format, task_yaml, bench_yaml, columns, validate(task_yaml, bench_yaml))
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from custom_tasks.yaml_io import loads
+
 from .init_detect import Detected
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -41,7 +43,7 @@ def scalar(value: Any) -> str:
     if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_./@+\-][A-Za-z0-9_./@+\- ]*", value) \
             and value == value.strip():
         try:
-            if yaml.safe_load(value) == value:
+            if loads(value) == value:  # the loader every config is read with
                 return value
         except yaml.YAMLError:
             pass
@@ -103,8 +105,11 @@ _COLUMN_NOTES = {
 }
 
 
-def render_benchmark_yaml(stem: str, task_name: str, task_yaml: Path) -> str:
-    """A benchmark pitting a small dense model against BM25 on the new task."""
+def render_benchmark_yaml(stem: str, task_name: str, task_yaml: Path, tags: list[str] | tuple[str, ...] = ()) -> str:
+    """A benchmark pitting a small dense model against BM25 on the new task; ``tags``: the detected tag
+    columns, written as ``stats: {tags: [...]}`` so `stats` and `report` break scores down by them."""
+    breakdown = [_line(0, "stats", None, "confidence intervals and breakdowns (README: The stats: block)"),
+                 _line(2, "tags", list(tags), "per-tag breakdowns in stats and report (detected tag columns)")]
     return "".join([
         f"# Benchmark written by `private-mteb init`: a dense model vs BM25 on {task_name}.\n",
         f"# Run it with: private-mteb run -c configs/benchmarks/{stem}.yaml\n",
@@ -118,4 +123,5 @@ def render_benchmark_yaml(stem: str, task_name: str, task_yaml: Path) -> str:
         "  - name: bm25".ljust(COMMENT_COLUMN) + "  # mteb's BM25 baseline: the bar a dense model must beat\n",
         "    label: BM25\n",
         _line(0, "results_dir", "../../results", "scores, per-query files, rankings: <project>/results (paths are relative to this file)"),
+        *(breakdown if tags else []),
     ])

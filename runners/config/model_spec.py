@@ -6,7 +6,9 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from custom_tasks.path_names import check_display, check_name
 
 BM25_NAME = "mteb/baseline-bm25s"
 BM25_ALIASES = {"bm25", "bm25s", BM25_NAME}
@@ -30,6 +32,21 @@ class ModelSpec(BaseModel):
     trust_remote_code: bool = False
     max_seq_length: int | None = None
     model_kwargs: dict[str, Any] = {}
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:  # becomes the results folder org__name (custom_tasks/path_names.py)
+        return check_name(v, "name", slashes=True)
+
+    @field_validator("revision")
+    @classmethod
+    def _revision(cls, v: str | None) -> str | None:  # one folder below the model's
+        return v if v is None else check_name(v, "revision")
+
+    @field_validator("label", "public_name")
+    @classmethod
+    def _shown(cls, v: str | None, info: Any) -> str | None:
+        return v if v is None else check_display(v, info.field_name)
 
     @model_validator(mode="after")
     def _run_names_its_file(self) -> ModelSpec:
