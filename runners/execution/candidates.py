@@ -15,7 +15,7 @@ from typing import Any
 
 from ..config.model_spec import BM25_NAME, ModelSpec
 from .identity import spec_weight_paths
-from .models import load_model, offline_copy, registry_meta
+from .models import accepts, load_model, offline_copy, registry_meta
 
 
 @dataclass
@@ -52,16 +52,19 @@ def cache_variant(spec: ModelSpec, kind: str) -> str:
 
 
 #: candidate kinds that live in a file of their own, runners/execution/kinds/<module>.py, each with
-#: `candidate(spec: ModelSpec, device: str | None) -> Candidate` (adding a kind: that file plus this entry)
-KIND_MODULES = {"run": "run_file"}
+#: `candidate(spec: ModelSpec, device: str | None) -> Candidate` (adding a kind: that file plus this entry);
+#: a kind whose `candidate` also takes `cfg` gets the benchmark config (the models and the cache it uses)
+KIND_MODULES = {"run": "run_file", "retriever": "retriever"}
 
 
-def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_length: int | None = None) -> Candidate:
+def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_length: int | None = None,
+                        cfg: Any = None) -> Candidate:
     kind = spec.resolved_kind
     if kind in KIND_MODULES:
         import importlib
 
-        return importlib.import_module(f"{__package__}.kinds.{KIND_MODULES[kind]}").candidate(spec, device)
+        make = importlib.import_module(f"{__package__}.kinds.{KIND_MODULES[kind]}").candidate
+        return make(spec, device, cfg=cfg) if accepts(make, "cfg") else make(spec, device)
     if max_seq_length and not spec.max_seq_length and kind != "bm25":  # BM25 has no sequence length
         spec = spec.model_copy(update={"max_seq_length": max_seq_length})
     if kind == "bm25":

@@ -119,18 +119,28 @@ def _set_max_seq_length(spec: ModelSpec, model: Any) -> None:
     model.max_seq_length = spec.max_seq_length
 
 
-def _load_factory(spec: ModelSpec) -> Any:
+def import_factory(spec: ModelSpec) -> Any:
+    """The function a `factory: package.module:function` entry names (ConfigError when it cannot be imported)."""
     if not spec.factory or ":" not in spec.factory:
         raise ConfigError(None, f"model '{spec.name}': factory must look like 'package.module:function'")
     module_name, func_name = spec.factory.split(":", 1)
     try:
-        func = getattr(importlib.import_module(module_name), func_name)
+        return getattr(importlib.import_module(module_name), func_name)
     except (ImportError, AttributeError) as e:
         raise ConfigError(None, f"model '{spec.name}': cannot import factory '{spec.factory}': {e}") from None
+
+
+def factory_kwargs(spec: ModelSpec, func: Any) -> dict[str, Any]:
+    """`factory_kwargs`, plus the entry's `path:` for a factory that takes `path` (its files are in the identity)."""
     kwargs = dict(spec.factory_kwargs)
-    if spec.path and "path" not in kwargs and _accepts(func, "path"):
-        kwargs["path"] = spec.path  # the entry's `path:` (its files are part of the run identity)
-    model = func(**kwargs)
+    if spec.path and "path" not in kwargs and accepts(func, "path"):
+        kwargs["path"] = spec.path
+    return kwargs
+
+
+def _load_factory(spec: ModelSpec) -> Any:
+    func = import_factory(spec)
+    model = func(**factory_kwargs(spec, func))
     if not hasattr(model, "encode"):
         raise ConfigError(None, f"model '{spec.name}': factory '{spec.factory}' returned {type(model).__name__} without encode()")
     from sentence_transformers import SentenceTransformer
@@ -148,7 +158,7 @@ def _load_factory(spec: ModelSpec) -> Any:
     return model
 
 
-def _accepts(func: Any, name: str) -> bool:
+def accepts(func: Any, name: str) -> bool:
     import inspect
 
     try:
@@ -179,5 +189,5 @@ def check_models(cfg: Any) -> None:
                                         "or `path:` (local folder)")
         if m.path and not Path(m.path).exists():
             raise ConfigError(cfg.path, f"models[{i}]: path '{m.path}' of model '{m.name}' does not exist")
-        if kind == "factory" and (not m.factory or ":" not in m.factory):
+        if kind in ("factory", "retriever") and (not m.factory or ":" not in m.factory):
             raise ConfigError(cfg.path, f"models[{i}]: factory must look like 'package.module:function'")

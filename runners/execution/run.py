@@ -177,7 +177,7 @@ def _publish(cand: Candidate, task: Any, results_dir: Path, stage: Path, keep_to
 
 
 def candidates_for(cfg: BenchmarkConfig) -> list[Candidate]:
-    cands = [candidate_from_spec(m, cfg.encode.device, cfg.encode.max_seq_length) for m in cfg.models]
+    cands = [candidate_from_spec(m, cfg.encode.device, cfg.encode.max_seq_length, cfg) for m in cfg.models]
     if cfg.experiments:
         cands += candidates_from_experiments(cfg)
     return cands

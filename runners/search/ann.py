@@ -236,20 +236,24 @@ class AnnSearch(CountsFromInner, SearchEncoderWrapper):
                   **{k: v for k, v in last.items() if k != "per_query"}, "per_query": per_query}
         self.agreement[(hf_split, hf_subset)] = record
         if self.results_dir is not None:
-            self._save(task_metadata, hf_split, hf_subset, record)
+            save_agreement(self.results_dir, self.mteb_model_meta, task_metadata, hf_split, hf_subset, record)
         return results
 
-    def _save(self, task_metadata: Any, split: str, subset: str, record: dict[str, Any]) -> None:
-        meta = self.mteb_model_meta
-        ds_rev = str(task_metadata.dataset.get("revision"))
-        folder = run_dir(self.results_dir, meta.name, str(meta.revision), task_metadata.name, ds_rev)
-        path = folder / f"ann_agreement_{split}.json"
-        data = read_json(path) if path.exists() else {}
-        if data.get("dataset_revision") != ds_rev:
-            data = {}
-        subsets = {**data.get("subsets", {}), subset: record}
-        atomic_write_json(path, {"model": meta.name, "revision": str(meta.revision), "task": task_metadata.name,
-                                 "dataset_revision": ds_rev, "split": split, "subsets": subsets})
+
+def save_agreement(results_dir: Path, meta: Any, task_metadata: Any, split: str, subset: str,
+                   record: dict[str, Any]) -> None:
+    """`ann_agreement_<split>.json` in the run folder of (candidate, task, dataset revision), one record per subset.
+
+    Written before run.evaluate_one publishes the TaskResult, so a complete run has it."""
+    ds_rev = str(task_metadata.dataset.get("revision"))
+    folder = run_dir(results_dir, meta.name, str(meta.revision), task_metadata.name, ds_rev)
+    path = folder / f"ann_agreement_{split}.json"
+    data = read_json(path) if path.exists() else {}
+    if data.get("dataset_revision") != ds_rev:
+        data = {}
+    subsets = {**data.get("subsets", {}), subset: record}
+    atomic_write_json(path, {"model": meta.name, "revision": str(meta.revision), "task": task_metadata.name,
+                             "dataset_revision": ds_rev, "split": split, "subsets": subsets})
 
 
 def _as_f32(x: Any) -> np.ndarray:

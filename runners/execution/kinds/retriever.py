@@ -1,0 +1,89 @@
+"""`kind: retriever`: your own retrieval system (an object with `search`) scored as a candidate.
+
+    models:
+      - name: sentence-transformers/all-MiniLM-L6-v2
+      - name: northwind/pgvector-hnsw          # the results name
+        label: pgvector HNSW ef=40
+        kind: retriever
+        factory: runners.retrievers.pgvector:make
+        factory_kwargs: {model: sentence-transformers/all-MiniLM-L6-v2, index: hnsw, ef_search: 40}
+        revision: pg18-pgvector0.8          # optional: say which deployment this is
+
+`factory(**factory_kwargs)` returns the retriever (runners/search/retriever.py says what it must do). A
+factory with a parameter named `embedder` gets one: the vectors of the model `factory_kwargs.model` names (a
+`models:` entry by name or label, else a plain entry for the name, resolved like the experiments' base
+models) from that model's embedding cache, shared with its plain run, so nothing is encoded twice. A
+factory with a `path` parameter gets the entry's `path:` (its files are part of the identity).
+
+Identity: the results name, `revision` (default `local`), `factory`, `factory_kwargs`, and the embedding
+model's whole identity when there is one: a changed setting re-runs, an unchanged one is reused.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+from custom_tasks.errors import ConfigError
+
+from ...config.model_spec import ModelSpec
+from ...search.retriever import Embedder, RetrieverSearch
+from ..candidates import Candidate, candidate_from_spec, spec_identity
+from ..experiments import dense_candidate, shared_encoder
+from ..identity import spec_weight_paths
+from ..models import factory_kwargs, import_factory
+
+
+def candidate(spec: ModelSpec, device: str | None = None, cfg: Any = None) -> Candidate:
+    """The Candidate of a `kind: retriever` entry (nothing is imported or loaded until it runs)."""
+    name, revision = spec.results_name, spec.revision or "local"
+    model = spec.factory_kwargs.get("model")
+    dense = None
+    if isinstance(model, str) and model:
+        dense = (dense_candidate(cfg, model) if cfg is not None
+                 else candidate_from_spec(ModelSpec(name=model), device))
+    cache_path = cfg.cache_path if cfg is not None else None
+    results_dir = cfg.results_path if cfg is not None else None
+    identity = {**spec_identity(spec, name, revision, "retriever"),
+                "embedder": dense.identity if dense is not None else None}
+    return Candidate(
+        name=name, revision=revision, label=spec.default_label,
+        load=lambda: load(spec, revision, dense, cache_path, results_dir),
+        kind="retriever", public_name=spec.public_name, cacheable=False,
+        info={"source": spec.factory, "kind": "retriever", "model": model},
+        identity=identity,
+        weight_paths=spec_weight_paths(spec.path) + (dense.weight_paths if dense is not None else ()),
+    )
+
+
+def load(spec: ModelSpec, revision: str, dense: Candidate | None, cache_path: Path | None,
+         results_dir: Path | None) -> RetrieverSearch:
+    """Import the factory, hand it its kwargs (and an embedder if it takes one), wrap what it returns for mteb."""
+    from mteb.models.model_meta import ModelMeta
+
+    func = import_factory(spec)
+    kwargs = factory_kwargs(spec, func)
+    embedder = None
+    if "embedder" in _parameters(func):
+        if dense is None:
+            raise ConfigError(None, f"model '{spec.name}': factory '{spec.factory}' takes an embedder: name its "
+                                    "embedding model in factory_kwargs (model: <a models: entry or hub name>)")
+        if cache_path is None:
+            raise ConfigError(None, f"model '{spec.name}': a retriever with an embedder runs from a benchmark config")
+        embedder = Embedder(shared_encoder(dense, cache_path))
+        kwargs["embedder"] = embedder
+    retriever = func(**kwargs)
+    if not callable(getattr(retriever, "search", None)):
+        raise ConfigError(None, f"model '{spec.name}': factory '{spec.factory}' returned {type(retriever).__name__} "
+                                "without search(queries, top_k)")
+    meta = ModelMeta.create_empty(overwrites={"name": spec.results_name, "revision": revision})
+    return RetrieverSearch(retriever, meta, embedder, results_dir, params=spec.factory_kwargs)
+
+
+def _parameters(func: Any) -> set[str]:
+    """The parameters a factory names (an `embedder` must be named: **kwargs does not ask for one)."""
+    try:
+        return set(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        return set()
