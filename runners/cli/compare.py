@@ -31,8 +31,27 @@ def _public_names(pairs: Optional[list[str]]) -> dict[str, str]:
     return out
 
 
+def _results_of(config: Optional[Path], results: Optional[Path]) -> Path:
+    """`--results`, else the `results_dir` of `-c CONFIG`, else ./results. The config's tasks are registered, so
+    its results count as known tasks wherever `compare` runs (not only inside the project)."""
+    if config is None:
+        return results or Path("results")
+    from custom_tasks.task import register, task_class
+
+    from ..config.benchmark import BenchmarkConfig
+    from ..config.task_lookup import task_config_for
+
+    cfg = BenchmarkConfig.from_file(config)
+    for entry in cfg.tasks:
+        register(task_class(task_config_for(entry, cfg)))
+    return results or cfg.results_path
+
+
 def compare(
-    results: Path = typer.Option(Path("results"), "--results", help="private results folder (mteb ResultCache layout)"),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="benchmark config: results from its "
+                                          "results_dir, its tasks known from any folder"),
+    results: Optional[Path] = typer.Option(None, "--results", help="private results folder (mteb ResultCache "
+                                           "layout; default: the config's results_dir, else ./results)"),
     public: Optional[str] = typer.Option(
         None, "--public",
         help="public results: a folder in results-repo layout (a clone of embeddings-benchmark/results or an mteb "
@@ -62,6 +81,7 @@ def compare(
     if fmt not in FORMATS:
         raise typer.BadParameter(f"unknown format {fmt!r} ({'|'.join(FORMATS)})")
     task_list = _split(tasks)
+    results = _results_of(config, results)
     try:
         source = resolve_public_source(public, download=download)
         comp = build_comparison(results, source, task_list or None, _split(models) or None,

@@ -15,8 +15,9 @@ from .inspect import _check_format, print_json
 @friendly_errors
 def init_cmd(
     data_dir: Path = typer.Argument(..., help="folder with your corpus and questions (beir, evalset, trec, tables)"),
-    project: Path = typer.Option(Path("."), "--project", help="project folder that gets configs/tasks and "
-                                                              "configs/benchmarks"),
+    project: Optional[Path] = typer.Option(None, "--project", help="project folder that gets configs/tasks and "
+                                           "configs/benchmarks (default: the project this folder is in, found "
+                                           "upward like git; else the current folder)"),
     name: Optional[str] = typer.Option(None, "--name", help="task name (default: from the folder name)"),
     stem: Optional[str] = typer.Option(None, "--stem", help="YAML file name without .yaml (default: from the folder)"),
     force: bool = typer.Option(False, "--force", help="overwrite existing YAML files"),
@@ -27,6 +28,10 @@ def init_cmd(
     _check_format(fmt, ("table", "json"))
     from ..config.init_project import init_project
 
+    if project is None:  # inside a project's sub-folder: its configs/, never a second one here
+        from custom_tasks.config import project_root
+
+        project = project_root()
     res = init_project(data_dir, project, name, stem, force)
     if fmt == "json":
         print_json(res.to_dict())

@@ -1,0 +1,68 @@
+"""Issue 19 item 7: `check` / `compare` take `-c CONFIG` (results_dir from it) and work from outside the project."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import yaml
+from typer.testing import CliRunner
+
+from conftest import REPO
+from fake_results import scores, write_model
+from runners.cli import app
+from tests.test_compare import write_result
+
+runner = CliRunner()
+DEMO_TASK = "NorthwindKBRetrieval"
+
+
+def _bench(tmp_path, results, tasks) -> str:
+    path = tmp_path / "bench.yaml"
+    path.write_text(yaml.safe_dump({"name": "b", "tasks": tasks, "models": [{"name": "acme/one"}],
+                                    "results_dir": str(results)}))
+    return str(path)
+
+
+def test_check_reads_results_dir_from_config(tmp_path, monkeypatch):
+    results, base = tmp_path / "elsewhere", tmp_path / "base"
+    write_model(results, "acme/one", "T", scores(0.6, 1))
+    write_model(base, "acme/one", "T", scores(0.6, 1))
+    monkeypatch.chdir(tmp_path)  # no ./results here: the candidate folder comes from the config
+    out = runner.invoke(app, ["check", "--baseline", str(base), "-c", _bench(tmp_path, results, ["T"]),
+                              "--resamples", "200"])
+    assert out.exit_code == 0, out.output
+    assert "T: one -> one: PASS" in out.output
+    missing = runner.invoke(app, ["check", "--baseline", str(base), "--resamples", "200"])
+    assert missing.exit_code == 2  # without -c: ./results, which does not exist
+
+
+def test_compare_with_config_from_outside_the_project(tmp_path):
+    """A fresh process outside the project: the config's task is known (no 'skipped: no such task' note)."""
+    results = tmp_path / "res"
+    write_result(results, "acme/one", "r1", DEMO_TASK, 0.61)
+    write_result(results, "acme/two", "r1", DEMO_TASK, 0.42)
+    cfg = _bench(tmp_path, results, [str(REPO / "configs" / "tasks" / "northwind-kb.yaml")])
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    env.pop("PRIVATE_MTEB_PROJECT", None)
+    proc = subprocess.run([sys.executable, "-m", "runners.cli", "compare", "-c", cfg, "--private-only"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "no such task" not in proc.stdout + proc.stderr
+    assert "acme/one" in proc.stdout and "0.61" in proc.stdout
+
+
+def test_init_in_a_project_subfolder_uses_the_projects_configs(tmp_path, monkeypatch):
+    import shutil
+
+    monkeypatch.delenv("PRIVATE_MTEB_PROJECT", raising=False)
+    project = tmp_path / "proj"
+    (project / "configs" / "benchmarks").mkdir(parents=True)
+    data = project / "data" / "beir_mini"
+    shutil.copytree(REPO / "tests" / "fixtures" / "beir_mini", data)
+    monkeypatch.chdir(project / "data")
+    res = runner.invoke(app, ["init", "beir_mini"])
+    assert res.exit_code == 0, res.output
+    assert (project / "configs" / "tasks" / "beir-mini.yaml").is_file()
+    assert not (project / "data" / "configs").exists()  # no second configs/ in the sub-folder
