@@ -38,7 +38,10 @@ def main() -> None:
     ap.add_argument("--overlap", type=int, default=16)
     ap.add_argument("--unit", choices=["tokens", "chars"], default="tokens")
     ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--smoke", action="store_true", help="tiny size, seconds (CI runs this: tests/test_benchmarks_smoke.py)")
     args = ap.parse_args()
+    if args.smoke:  # the 12-page test task, one chunk size
+        args.task, args.sizes = str(REPO / "tests/configs/kb_tiny.yaml"), [64]
     os.chdir(REPO)
 
     import logging

@@ -79,7 +79,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, nargs="+", default=[200_000])
     ap.add_argument("--workdir", type=Path, default=None, help="where the synthetic data and cache go (tmp)")
+    ap.add_argument("--smoke", action="store_true", help="tiny size, seconds (CI runs this: tests/test_benchmarks_smoke.py)")
     args = ap.parse_args()
+    if args.smoke:
+        args.docs = [1000]
     print(f"{'docs':>9} {'path':>11} {'load s':>7} {'hash s':>7} {'rest s':>7} {'peak RssAnon MB':>16}  same revision")
     for n in args.docs:
         with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:

@@ -111,7 +111,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, nargs="+", default=[100_000])
     ap.add_argument("--workdir", type=Path, default=None, help="where the synthetic data and cache go (tmp)")
+    ap.add_argument("--smoke", action="store_true", help="tiny size, seconds (CI runs this: tests/test_benchmarks_smoke.py)")
     args = ap.parse_args()
+    if args.smoke:
+        args.docs = [2000]
     print(f"{'docs':>9} {'cold s':>8} {'warm s':>8} {'encode s':>9} {'non-enc s/M (cold)':>19} "
           f"{'non-enc s/M (warm)':>19} {'peak RssAnon cold MB':>21} {'warm MB':>8}  nDCG@10")
     peaks: dict[int, tuple[float, float]] = {}

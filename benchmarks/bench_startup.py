@@ -38,7 +38,10 @@ def _time(cmd: list[str]) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--smoke", action="store_true", help="tiny size, seconds (CI runs this: tests/test_benchmarks_smoke.py)")
     args = ap.parse_args()
+    if args.smoke:
+        args.repeats = 1
     tmp = Path(tempfile.mkdtemp(prefix="bench-startup-"))
     cfg = tmp / "bench.yaml"
     cfg.write_text(yaml.safe_dump({"name": "startup", "tasks": [str(TINY)], "models": [{"name": "bm25"}],

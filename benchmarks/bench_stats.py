@@ -5,6 +5,7 @@ Reports the best of a few repeats (first call includes one-off warm-up).
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -48,4 +49,7 @@ def main(repeats: int = 3, n_resamples: int = 10_000) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--smoke", action="store_true", help="tiny size, seconds (CI runs this: tests/test_benchmarks_smoke.py)")
+    args = ap.parse_args()
+    main(*((1, 500) if args.smoke else ()))

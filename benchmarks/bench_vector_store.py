@@ -71,7 +71,10 @@ def main() -> None:
     ap.add_argument("--blocks", type=int, default=10, help="locate calls timed (median reported)")
     ap.add_argument("--fanout", type=int, default=vector_index.FANOUT)
     ap.add_argument("--folder", type=Path, default=None, help="where to build (default: a temp folder)")
+    ap.add_argument("--smoke", action="store_true", help="tiny size, seconds (CI runs this: tests/test_benchmarks_smoke.py)")
     args = ap.parse_args()
+    if args.smoke:
+        args.n, args.shard, args.block, args.blocks = 20_000, 2_000, 1_000, 2
 
     with tempfile.TemporaryDirectory(dir=args.folder) as tmp:
         results = {}

@@ -53,7 +53,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--date", default="2026-08-20", help="date of that commit")
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated model names")
     ap.add_argument("--out", type=Path, default=REPO / "runners" / "public_snapshot.json")
+    ap.add_argument("--smoke", action="store_true",
+                    help="CI check: an empty source folder, one model, output to a temp file (never the snapshot)")
     args = ap.parse_args(argv)
+    if args.smoke:
+        import tempfile
+
+        tmp = Path(tempfile.mkdtemp(prefix="snapshot-smoke-"))
+        (tmp / "results").mkdir()
+        args.source, args.out, args.models = tmp, tmp / "snapshot.json", MODELS[0]
 
     import mteb
 
