@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .store import SIDE, model_dir_name, read_json
+from .store import SIDE, model_dir_name, model_folder, path_part, read_json
 
 
 def params_hash(params: dict[str, Any]) -> str:
@@ -22,8 +22,8 @@ def params_hash(params: dict[str, Any]) -> str:
 
 def growth_path(results_dir: Path, model: str, revision: str, task: str, dataset_revision: str,
                 params: dict[str, Any]) -> Path:
-    return (Path(results_dir) / SIDE / "growth" / model_dir_name(model) / revision / task / dataset_revision
-            / f"growth-{params_hash(params)}.json")
+    return (model_folder(Path(results_dir) / SIDE / "growth", model, revision) / path_part(task, "task name")
+            / path_part(dataset_revision, "dataset revision") / f"growth-{params_hash(params)}.json")
 
 
 def find_growth(results_dir: Path, model: str, task: str, dataset_revision: str,

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from custom_tasks.errors import CollectionError
+from custom_tasks.path_names import control_char, name_problem
 
 from .locks import FileLock
 
@@ -98,16 +99,35 @@ def tmp_path_for(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(6).hex()}.tmp")
 
 
+def path_part(value: str, what: str) -> str:
+    """``value`` when it can be one file or folder name, else a CollectionError (custom_tasks/path_names.py).
+
+    Configs refuse such values when read, naming their line; this stops any that come another way (a
+    config built in code, a task name from elsewhere) before anything is written outside the folder."""
+    problem = name_problem(str(value))
+    if problem:
+        shown = ascii(value) if control_char(str(value)) else repr(value)
+        raise CollectionError("results path", f"{what} {shown[:80]} cannot name a folder: {problem}")
+    return str(value)
+
+
 def model_dir_name(model_name: str) -> str:
-    return model_name.replace("/", "__").replace(" ", "_")
+    """mteb's folder name of a model (org/name -> org__name), refused when it cannot name one folder."""
+    return path_part(model_name.replace("/", "__").replace(" ", "_"), "model name")
+
+
+def model_folder(root: Path, model_name: str, revision: str) -> Path:
+    """``root/<org__name>/<revision>``: where everything of one model revision goes below a folder."""
+    return Path(root) / model_dir_name(model_name) / path_part(revision, "revision")
 
 
 def task_result_path(results_dir: Path, model_name: str, revision: str, task_name: str) -> Path:
-    return Path(results_dir) / "results" / model_dir_name(model_name) / revision / f"{task_name}.json"
+    return model_folder(Path(results_dir) / "results", model_name, revision) / f"{path_part(task_name, 'task name')}.json"
 
 
 def run_dir(results_dir: Path, model_name: str, revision: str, task_name: str, dataset_revision: str) -> Path:
-    return Path(results_dir) / SIDE / "runs" / model_dir_name(model_name) / revision / task_name / dataset_revision
+    return (model_folder(Path(results_dir) / SIDE / "runs", model_name, revision) / path_part(task_name, "task name")
+            / path_part(dataset_revision, "dataset revision"))
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
