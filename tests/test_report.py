@@ -105,7 +105,8 @@ def test_markdown_twin_has_the_tables(bench, tmp_path):
     assert md.startswith("# private-mteb report: tiny-report")
     for title in ("## 1. Summary", "## 2. Results", "Differences vs the baseline", "Worst queries", "Provenance"):
         assert title in md, title
-    assert re.search(r"^\| # \| candidate \| kind \| queries \| nDCG@10 \[95% CI\] \| MRR@10 \[95% CI\] \| judged@10 \|$", md, re.M)
+    assert re.search(r"^\| # \| candidate \| kind \| queries \| nDCG@10 \\\[95% CI\\\] \| MRR@10 \\\[95% CI\\\] \| judged@10 \|$",
+                     md, re.M)  # brackets escaped: Markdown-literal
     assert re.search(r"^\|---\|---\|---\|---\|---\|---\|---\|$", md, re.M)
     assert re.search(r"^\| \*\*\d\*\* \| \*\*Dense ★\*\* \|", md, re.M), "baseline row in bold"
     assert "<svg" not in md and "http://" not in md and "https://" not in md

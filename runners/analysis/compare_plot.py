@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .compare import PRIVATE_FLAG, PRIVATE_MEAN, PUBLIC_FLAG, PUBLIC_MEAN, Comparison, _registry
+from .plot_text import literal_text
 
 
 def _main_score_label(task_names: Sequence[str]) -> str:
@@ -61,6 +62,7 @@ def private_intervals(comp: Comparison, confidence: float = 0.95, n_resamples: i
     return out
 
 
+@literal_text()
 def comparison_figure(comp: Comparison, intervals: Mapping[str, tuple[float, float]] | None = None) -> Any:
     """Public vs private mean per model (hollow = incomplete), labelled; private 95% CI whiskers where the
     per-query scores are stored (or `intervals` gives them; pass {} for none).

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ...config.benchmark import BenchmarkConfig
 from ...results.store import atomic_write_bytes
+from ..plot_text import literal_text
 from . import sections
 from .blocks import Report, Section
 from .data import config_candidates, load_task, resolve_baseline
@@ -30,6 +31,7 @@ from .public import public_section
 __all__ = ["build_report", "render", "write_report", "Report"]
 
 
+@literal_text()  # labels, tag values and names in figures are drawn as typed (no `$...$` math)
 def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text: bool = False,
                  tags: list[str] | None = None, public: str | None = None, with_public: bool = True,
                  worst: int = 5, command: str = "private-mteb report", split: str = "test") -> Report:

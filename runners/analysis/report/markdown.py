@@ -1,42 +1,73 @@
-"""Report -> GitHub-flavoured Markdown for a pull-request comment: the same sentences and tables, no figures."""
+"""Report -> GitHub-flavoured Markdown for a pull-request comment: the same sentences and tables, no figures.
+
+Every string of the report is plain text (blocks.py), and much of it comes from files nobody on the team
+controls (labels, tag values, model and task names). `md_text` makes any string literal Markdown: HTML
+special characters are encoded (no raw HTML element, no remote image), Markdown punctuation is
+backslash-escaped (no link, image, emphasis, code span, table cell break or `$` math), line breaks are
+folded, and a paragraph cannot open a list, quote, heading or rule. Only the renderer adds markup: the
+headings, bold verdicts and baseline rows, italic notes and captions, the table grid.
+"""
 
 from __future__ import annotations
 
+import re
+
 from .blocks import Figure, Paragraph, Report, Section, Table
 
+_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_INLINE = re.compile(r"([\\`*_\[\]|~$])")
+_BLOCK_START = re.compile(r"^([-+=#]|\d+(?=[.)]))")
 
-def _cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+def md_text(text: str, block_start: bool = False) -> str:
+    """`text` as literal Markdown inline content; `block_start`: it begins a paragraph (see the docstring)."""
+    text = " ".join(str(text).splitlines()).translate(_HTML)
+    text = _INLINE.sub(r"\\\1", text)
+    if block_start:
+        text = text.lstrip()
+        m = _BLOCK_START.match(text)
+        if m:
+            text = (m.group() + "\\" + text[m.end():]) if m.group()[0].isdigit() else "\\" + text
+    return text
+
+
+def _heading(text: str) -> str:
+    return md_text(text).replace("#", "\\#")  # a trailing `#` would close the heading
 
 
 def _table(t: Table) -> list[str]:
-    out = [f"*{_cell(t.caption)}*", ""] if t.caption else []
-    out.append("| " + " | ".join(_cell(h) for h in t.header) + " |")
+    out = [f"*{md_text(t.caption)}*", ""] if t.caption else []
+    out.append("| " + " | ".join(md_text(h) for h in t.header) + " |")
     out.append("|" + "|".join("---" for _ in t.header) + "|")
     for i, row in enumerate(t.rows):
-        cells = [_cell(c) for c in row]
+        cells = [md_text(c) for c in row]
         if i in t.marked:
             cells = [f"**{c}**" if c else c for c in cells]
         out.append("| " + " | ".join(cells) + " |")
     return out + [""]
 
 
+def _paragraph(b: Paragraph) -> str:
+    text = md_text(b.text, block_start=b.kind == "text")
+    return f"**{text}**" if b.kind == "verdict" else f"_{text}_" if b.kind == "note" else text
+
+
 def _section(s: Section, level: int, number: str = "") -> list[str]:
-    out = [f"{'#' * level} {number} {s.title}".replace("  ", " "), ""]
+    out = [f"{'#' * level} {number} {_heading(s.title)}".replace("  ", " "), ""]
     for b in s.blocks:
         if isinstance(b, Paragraph):
-            out += [f"**{b.text}**" if b.kind == "verdict" else f"_{b.text}_" if b.kind == "note" else b.text, ""]
+            out += [_paragraph(b), ""]
         elif isinstance(b, Table):
             out += _table(b)
         elif isinstance(b, Figure):
-            out += [f"_Figure (in the HTML report): {b.caption}_", ""]
+            out += [f"_Figure (in the HTML report): {md_text(b.caption)}_", ""]
     for sub in s.subsections:
         out += _section(sub, level + 1)
     return out
 
 
 def render_markdown(report: Report) -> str:
-    lines = [f"# {report.title}", "", f"_{report.subtitle}_", ""]
+    lines = [f"# {_heading(report.title)}", "", f"_{md_text(report.subtitle)}_", ""]
     for i, s in enumerate(report.sections, 1):
         lines += _section(s, 2, f"{i}.")
     return "\n".join(lines).rstrip() + "\n"

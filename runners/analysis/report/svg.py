@@ -14,13 +14,15 @@ import re
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
+from ..plot_text import LITERAL_TEXT
+
 _ID = re.compile(r'\bid="([^"]+)"')
 
 
 def figure_svg(fig: Figure, key: str) -> str:
     """Render `fig` as inline SVG; `key` makes ids unique and the output deterministic."""
     buf = io.StringIO()
-    with rc_context({"svg.fonttype": "none", "svg.hashsalt": key}):
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": key, **LITERAL_TEXT}):
         fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.08, metadata={"Date": None})
     svg = buf.getvalue()
     svg = svg[svg.index("<svg"):]
