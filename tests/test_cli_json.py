@@ -82,3 +82,76 @@ def test_tasks_validate_all_lists_every_problem(tmp_path, monkeypatch):
     assert "2 of 3 task(s) failed" in out
     doc = json.loads(runner.invoke(app, ["tasks", "validate", "--format", "json"]).stdout)
     assert doc["failed"] == 2 and sorted(t["ok"] for t in doc["tasks"]) == [False, False, True]
+
+
+# --- issue 19 item 8: --format json on labels judged, growth, tasks list; every table command offers it ----------
+
+#: commands that print no table (they write files, or one line): exempt from --format json, and checked to
+#: build no rich Table
+NO_TABLE = {"report": "writes report.html / report.md", "labels pool": "writes the pool files",
+            "labels import": "merges grades into the labels file", "history accept": "records one decision"}
+
+
+def _commands():
+    import typer.main
+
+    def walk(cmd, path):
+        if hasattr(cmd, "commands"):
+            for name, sub in cmd.commands.items():
+                yield from walk(sub, [*path, name])
+        else:
+            yield " ".join(path), cmd
+
+    return dict(walk(typer.main.get_command(app), []))
+
+
+def test_every_command_that_prints_a_table_offers_format_json():
+    import inspect
+
+    missing = []
+    for name, cmd in _commands().items():
+        fmt = next((p for p in cmd.params if "--format" in getattr(p, "opts", [])), None)
+        if name in NO_TABLE:
+            assert "Table(" not in inspect.getsource(cmd.callback), f"{name} builds a table: give it --format json"
+            continue
+        if fmt is None or "json" not in (fmt.help or ""):
+            missing.append(name)
+    assert not missing, f"commands without --format json: {missing}"
+
+
+def test_tasks_list_json():
+    result = runner.invoke(app, ["tasks", "list", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["tasks"]
+    assert any(r["task"] == "NorthwindKBRetrieval" and r["format"] and isinstance(r["splits"], list) for r in rows)
+
+
+def test_labels_judged_json(tmp_path):
+    from runners.results.store import atomic_write_json, run_dir
+    from tests.fake_results import QUERIES
+
+    results = _results(tmp_path, models=(("acme/one", 0.8, "One"),))
+    ranked = {q: {"vpn-mac": 0.9, "nowhere": 0.5} for q in QUERIES}
+    atomic_write_json(run_dir(results, "acme/one", "r1", TINY, "ds1") / "rankings_test.json.gz",
+                      {"top_k": 100, "subsets": {"default": ranked}}, compress=True)
+    cfg = write_config(tmp_path / "bench.yaml", results, [str(TINY_YAML)], [{"name": "acme/one", "label": "One"}])
+    result = runner.invoke(app, ["labels", "judged", "-c", str(cfg), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (task,) = json.loads(result.stdout)["tasks"]
+    assert task["task"] == TINY and task["rows"][0]["candidate"] == "One" and task["rows"][0]["k"] == 10
+    assert 0 < task["rows"][0]["judged"] < 1
+
+
+def test_growth_json(tmp_path):
+    from tests.conftest import write_benchmark
+    from tests.growth_fixture import write_growth_task
+
+    bow = {"name": "test/bow", "factory": "tests.growth_fixture:make_encoder", "revision": "r1"}
+    cfg = write_benchmark(tmp_path, [str(write_growth_task(tmp_path))], models=[bow],
+                          experiments=[{"type": "growth", "model": "test/bow", "fractions": [0.25, 1.0], "repeats": 1}])
+    result = runner.invoke(app, ["growth", "-c", str(cfg), "--format", "json", "-m", "ndcg_at_10",
+                                 "--resamples", "200"])
+    assert result.exit_code == 0, result.output
+    (curve,) = json.loads(result.stdout)["curves"]
+    assert curve["model"] == "test/bow" and curve["metric"] == "ndcg_at_10" and curve["status"] == "ran"
+    assert [p["fraction"] for p in curve["points"]] == [0.25, 1.0] and len(curve["extrapolated"]) == 2

@@ -66,3 +66,21 @@ def test_init_in_a_project_subfolder_uses_the_projects_configs(tmp_path, monkeyp
     assert res.exit_code == 0, res.output
     assert (project / "configs" / "tasks" / "beir-mini.yaml").is_file()
     assert not (project / "data" / "configs").exists()  # no second configs/ in the sub-folder
+
+
+def test_tasks_validate_outside_a_project_says_where_it_looked_and_how_to_point(tmp_path, monkeypatch):
+    monkeypatch.delenv("PRIVATE_MTEB_PROJECT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["tasks", "validate", "TinyKBRetrieval"])
+    assert res.exit_code == 2
+    line = " ".join(res.output.split())
+    assert str(tmp_path) in line and "--project DIR" in line and "-c BENCHMARK.yaml" in line, line
+    # -c: the name is looked up in the benchmark's project
+    tiny = yaml.safe_load((REPO / "tests" / "configs" / "kb_tiny.yaml").read_text())
+    tiny["source"]["path"] = str(REPO / "tests" / "fixtures" / "kb_tiny")
+    (tmp_path / "proj" / "configs" / "tasks").mkdir(parents=True)
+    (tmp_path / "proj" / "configs" / "tasks" / "tiny.yaml").write_text(yaml.safe_dump(tiny))
+    bench = _bench(tmp_path / "proj" / "configs", tmp_path / "results", ["TinyKBRetrieval"])
+    ok = runner.invoke(app, ["tasks", "validate", "TinyKBRetrieval", "-c", bench])
+    assert ok.exit_code == 0, ok.output
+    assert "ok TinyKBRetrieval" in ok.output

@@ -8,7 +8,7 @@ curve: metric per corpus fraction with 95% CIs, the trend per doubling and the e
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -22,9 +22,12 @@ def growth_cmd(
     force: bool = typer.Option(False, "--force", help="recompute stored curves"),
     resamples: Optional[int] = typer.Option(None, "--resamples", min=100,
                                             help="default: the config's stats.resamples (as `experiments`)"),
+    fmt: str = typer.Option("table", "--format", help="table|json"),
 ) -> None:
     """Score each growth entry's model on nested corpus subsets keeping every labelled document."""
     offline_default()
+    if fmt not in ("table", "json"):
+        raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
     from custom_tasks.errors import ConfigError
 
     from ..config.benchmark import BenchmarkConfig
@@ -40,11 +43,30 @@ def growth_cmd(
     if not records:
         raise ConfigError(config, "no `type: growth` entry under experiments (e.g. {type: growth, model: <name>, "
                                   "fractions: [0.1, 0.25, 0.5, 1.0], repeats: 3})")
+    curves = []
     for rec in records:
         data = read_json(rec.path)
         how = "stored" if rec.status == "skipped" else f"computed in {rec.seconds:.1f}s, {rec.encoded} texts encoded"
-        console.print(f"{rec.label} on {rec.task}: {how}", style="dim")
+        if fmt == "table":
+            console.print(f"{rec.label} on {rec.task}: {how}", style="dim")
         for m in metric or cfg.stats.metrics:
-            console.print(format_growth(growth_curve(data, m, resamples or cfg.stats.resamples, cfg.stats.seed,
-                                                       cfg.stats.confidence)),
-                          highlight=False, markup=False)
+            curve = growth_curve(data, m, resamples or cfg.stats.resamples, cfg.stats.seed, cfg.stats.confidence)
+            if fmt == "table":
+                console.print(format_growth(curve), highlight=False, markup=False)
+            else:
+                curves.append({"status": rec.status, "seconds": rec.seconds, "encoded": rec.encoded,
+                               **_curve_dict(curve)})
+    if fmt == "json":
+        from .common import print_json
+
+        print_json({"curves": curves})
+
+
+def _curve_dict(curve: Any) -> dict[str, Any]:
+    """A GrowthCurve as plain JSON values: its fields, points and extrapolations as lists of rows."""
+    from dataclasses import fields
+
+    out = {f.name: getattr(curve, f.name) for f in fields(curve)}
+    out["points"] = curve.points.to_dict(orient="records")
+    out["extrapolated"] = curve.extrapolated.to_dict(orient="records")
+    return out

@@ -35,9 +35,12 @@ def judged(
     models: Optional[str] = typer.Option(None, "--models", help="a,b,...: names or labels (default: the config's)"),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="name or label (default: the first model)"),
     split: str = typer.Option("test", "--split"),
+    fmt: str = typer.Option("table", "--format", help="table|json"),
 ) -> None:
     """judged@k of every candidate and task: the share of its top-k that carries any label."""
     offline_default()
+    if fmt not in ("table", "json"):
+        raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
     from ..analysis.judged import judged_for_config
     from ..analysis.per_query import resolve_models
     from ..config.benchmark import BenchmarkConfig
@@ -45,7 +48,15 @@ def judged(
     cfg = BenchmarkConfig.from_file(config)
     names = _models(cfg, models)
     base = resolve_models(cfg.results_path, [baseline])[0] if baseline else None
-    for rep in judged_for_config(cfg, names, k, split, base):
+    reports = judged_for_config(cfg, names, k, split, base)
+    if fmt == "json":
+        from .common import print_json
+
+        print_json({"split": split, "tasks": [{"task": rep.task, "rows": rep.rows, "warnings":
+                                               [w.replace("CONFIG", str(config)) for w in rep.warnings]}
+                                              for rep in reports]})
+        return
+    for rep in reports:
         t = Table("model", *[f"judged@{x}" for x in sorted(set(k))], "queries",
                   title=f"{rep.task} — share of the top-k with a label ({split} split)")
         for model, g in rep.table.groupby("model", sort=False):

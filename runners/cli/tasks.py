@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -15,19 +16,30 @@ app = App(no_args_is_help=True, help="Private collections registered in configs/
 
 @app.command("list")
 @friendly_errors
-def tasks_list() -> None:
+def tasks_list(fmt: str = typer.Option("table", "--format", help="table|json")) -> None:
     """List the private tasks in configs/tasks/."""
     from custom_tasks.config import TaskConfig, find_task_configs, tasks_dir
     from custom_tasks.errors import ConfigError
 
+    if fmt not in ("table", "json"):
+        raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
     found = find_task_configs()
     if not found:
         raise ConfigError(tasks_dir(), "no task configs here: run from a project folder (one with configs/tasks/), "
                                        "pass --project DIR, or set PRIVATE_MTEB_TASKS_DIR")
-    table = Table("task", "format", "splits", "labels", "config")
+    rows = []
     for name, path in found.items():
         cfg = TaskConfig.from_file(path)
-        table.add_row(name, str(cfg.source.get("format")), ",".join(cfg.splits), cfg.labels, str(path))
+        rows.append({"task": name, "format": str(cfg.source.get("format")), "splits": list(cfg.splits),
+                     "labels": cfg.labels, "config": str(path)})
+    if fmt == "json":
+        from .common import print_json
+
+        print_json({"tasks": rows})
+        return
+    table = Table("task", "format", "splits", "labels", "config")
+    for r in rows:
+        table.add_row(r["task"], r["format"], ",".join(r["splits"]), r["labels"], r["config"])
     console.print(table)
 
 
@@ -35,6 +47,8 @@ def tasks_list() -> None:
 @friendly_errors
 def tasks_validate(
     target: Optional[str] = typer.Argument(None, help="task name or YAML path; default: all"),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="benchmark config: names are looked up in "
+                                          "its project; default targets: its tasks"),
     fmt: str = typer.Option("table", "--format", help="table|json"),
 ) -> None:
     """Read and check collections (default: every task); one line per problem, warnings counted; exit 2 if any failed."""
@@ -48,14 +62,27 @@ def tasks_validate(
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
     as_json = fmt == "json"
-    targets = [target] if target else [str(p) for p in find_task_configs().values()]
+    bench = None
+    if config is not None:
+        from ..config.benchmark import BenchmarkConfig
+        from ..config.task_lookup import task_config_for
+
+        bench = BenchmarkConfig.from_file(config)
+    targets = [target] if target else list(bench.tasks) if bench else [str(p) for p in find_task_configs().values()]
     if not targets:
         raise typer.BadParameter("no task configs found in configs/tasks/")
+    if target and bench is None and not _looks_like_yaml(target) and not find_task_configs():
+        from custom_tasks.config import tasks_dir
+
+        raise ConfigError(tasks_dir(), f"no task named '{target}' (looked for configs/tasks in this folder and every "
+                                       "folder above it: none found); run from the project folder or point at it: "
+                                       f"private-mteb --project DIR tasks validate {target}, or "
+                                       f"tasks validate {target} -c BENCHMARK.yaml")
     results, failed = [], 0
     for t in targets:
         name = t
         try:
-            cfg = resolve_task_config(t)
+            cfg = task_config_for(t, bench) if bench is not None else resolve_task_config(t)
             name = cfg.name
             collection = load_collection(cfg.source, cfg.base_dir, cfg.name)
             missing = [s for s in cfg.splits if s not in collection.qrels]
@@ -86,6 +113,10 @@ def tasks_validate(
             err_console.print(Text.assemble(("error:", "bold red"), f" {failed} of {len(targets)} task(s) failed "
                                             "validation"))
         raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _looks_like_yaml(target: str) -> bool:
+    return Path(target).suffix in (".yaml", ".yml") or Path(target).is_file()
 
 
 @app.command("stats")
