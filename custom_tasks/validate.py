@@ -6,6 +6,7 @@ labels, empty splits) are the same for every format and each error can name the 
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -103,9 +104,7 @@ class CollectionBuilder:
 
     def add_doc(self, table: Table, loc: int, doc_id: Any, title: str, text: str) -> None:
         """A document needs text or a title: title-only ones are kept (mteb scores them) with a warning."""
-        doc_id = as_id(doc_id)
-        if not doc_id:
-            raise table.error(loc, "empty document id")
+        doc_id = checked_id(table, loc, doc_id, "document")
         if doc_id in self._doc_at:
             raise table.error(loc, f"duplicate document id {doc_id!r} ({self._first(table, self._doc_at[doc_id])})")
         warning = check_doc_text(table, loc, doc_id, title, text)
@@ -126,9 +125,7 @@ class CollectionBuilder:
         self._doc_warnings = doc_warnings
 
     def add_query(self, table: Table, loc: int, qid: Any, text: str, tags: dict[str, str] | None = None) -> str:
-        qid = as_id(qid)
-        if not qid:
-            raise table.error(loc, "empty query id")
+        qid = checked_id(table, loc, qid, "query")
         if qid in self._query_at:
             raise table.error(loc, f"duplicate query id {qid!r} ({self._first(table, self._query_at[qid])})")
         if not text.strip():
@@ -194,6 +191,25 @@ class CollectionBuilder:
         )
         c.warnings.extend(collect_warnings(c, labelled_elsewhere=self._labelled_any, doc_warnings=self._doc_warnings))
         return c
+
+
+def checked_id(table: Table, loc: int, value: Any, what: str) -> str:
+    """A document or query id as a string (``as_id``: outer whitespace dropped); an empty id, or one holding
+    whitespace or a control character, is an error at its line.
+
+    Ids go into TREC qrels and run files, which separate fields by whitespace, into rankings and tables
+    people read in a terminal: an id with a space, tab, line break, NBSP or escape character would be split,
+    misread or executed there, so it is refused when the collection is read, not after a run."""
+    out = as_id(value)
+    if not out:
+        raise table.error(loc, f"empty {what} id")
+    for ch in out:
+        if ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf"):
+            kind = "whitespace" if ch.isspace() else "a control character"
+            raise table.error(loc, f"{what} id {ascii(out)[:80]} contains {kind} ({ascii(ch)[1:-1]}): ids may not "
+                                   "hold spaces, tabs, line breaks or control characters; replace them (e.g. with "
+                                   "'_') in the export")
+    return out
 
 
 def check_doc_text(table: Table, loc: int, doc_id: str, title: str, text: str) -> IdWarning | None:

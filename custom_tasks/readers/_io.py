@@ -218,14 +218,48 @@ def _peeked(rows: _Rows, path: Path, empty: str) -> _Rows:
     return rows
 
 
+#: JSON nested deeper than this is an input error (a row is a flat record; Python's parser recurses)
+MAX_JSON_DEPTH = 100
+
+
+class TooDeep(ValueError):
+    """JSON nested deeper than MAX_JSON_DEPTH."""
+
+
+def json_depth(obj: Any) -> int:
+    """How deeply lists and objects nest in a parsed JSON value (a plain value: 0), without recursion."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return deepest
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads`` that refuses nesting beyond MAX_JSON_DEPTH with TooDeep (never RecursionError).
+
+    Only a text holding more brackets than the limit is measured, so ordinary rows cost two counts."""
+    try:
+        obj = json.loads(text)
+    except RecursionError:
+        raise TooDeep(f"JSON nested more than {MAX_JSON_DEPTH} levels deep") from None
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and json_depth(obj) > MAX_JSON_DEPTH:
+        raise TooDeep(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
+    return obj
+
+
 def _jsonl_rows(path: Path, encoding: str, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    loads = json.loads
+    loads = loads_json
     for lineno, line in read_lines(path, encoding, what):
         try:
             obj = loads(line)
         except json.JSONDecodeError as e:
             raise CollectionError(display_path(path), f"malformed JSON: {e.msg} (column {e.colno})",
                                   line=lineno) from None
+        except TooDeep as e:
+            raise CollectionError(display_path(path), f"{e}: a row is a flat record of fields", line=lineno) from None
         if not isinstance(obj, dict):
             raise CollectionError(display_path(path), f"expected a JSON object per line, got {type(obj).__name__}",
                                   line=lineno)

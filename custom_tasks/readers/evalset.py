@@ -15,7 +15,7 @@ from typing import Any
 from ..collection import Collection
 from ..query_ids import ContentIds
 from ..validate import CollectionBuilder
-from ._io import Table, as_id, as_str, is_missing, read_table, resolve
+from ._io import Table, TooDeep, as_id, as_str, is_missing, loads_json, read_table, resolve
 from .tables import load_corpus, tag_value
 
 _SEPARATORS = re.compile(r"[;,|]")
@@ -25,8 +25,8 @@ def _maybe_json(value: Any) -> Any:
     """CSV cells may hold JSON objects/lists (e.g. exported from a JSONL evalset)."""
     if isinstance(value, str) and value.strip()[:1] in ("{", "["):
         try:
-            return json.loads(value)
-        except json.JSONDecodeError:
+            return loads_json(value)
+        except (json.JSONDecodeError, TooDeep):  # read as plain text; a nesting bomb never reaches the parser's limit
             return value
     return value
 

@@ -20,9 +20,9 @@ from ..collection import CollectionWarning
 from ..corpus_store import FORMAT_VERSION, CorpusStore, cache_root
 from ..corpus_store_writer import InvalidText, StoreWriter
 from ..errors import CollectionError
-from ..validate import (KEPT_PER_KIND, LONG_DOC_TOKENS, CollectionBuilder, check_doc_text, doc_key_and_tokens,
-                        duplicate_doc_warning, long_doc_warning, more_warnings, title_only_warning)
-from ._io import Table, as_id, count_rows_upper_bound, display_path
+from ..validate import (KEPT_PER_KIND, LONG_DOC_TOKENS, CollectionBuilder, check_doc_text, checked_id,
+                        doc_key_and_tokens, duplicate_doc_warning, long_doc_warning, more_warnings, title_only_warning)
+from ._io import Table, count_rows_upper_bound, display_path
 from .tables import corpus_rows
 
 
@@ -123,9 +123,7 @@ def _stream(t: Table, writer: StoreWriter, doc_id: str, title: str, text: str) -
     row = 0
     try:
         for loc, raw_id, title_s, text_s in corpus_rows(t, doc_id, title, text):
-            did = as_id(raw_id)
-            if not did:
-                raise t.error(loc, "empty document id")
+            did = checked_id(t, loc, raw_id, "document")
             key, n = doc_key_and_tokens(title_s, text_s)
             writer.add(loc, did, title_s, text_s, hash(key))
             if check_doc_text(t, loc, did, title_s, text_s) is not None:
