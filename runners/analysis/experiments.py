@@ -48,10 +48,13 @@ def _stored(results_dir: Path, cfg: BenchmarkConfig) -> tuple[list[_Stored], lis
 
     bases = [_Stored(m.results_name, m.default_label, "model", rev(m.results_name)) for m in cfg.models]
     for entry in parse_experiments(cfg):
+        if entry.type == "rerank":  # its first stage is a candidate of the config already
+            continue
         spec = base_spec(cfg, entry_base(entry))
         if all(spec.name != b.name for b in bases):
             bases.append(_Stored(spec.name, spec.default_label, "model", rev(spec.name)))
-    exps = [_Stored(p.name, p.label, p.kind, rev(p.name), p.base.name) for p in plan_experiments(cfg)]
+    exps = [_Stored(p.name, p.label, p.kind, rev(p.name), p.params["first"] if p.kind == "rerank" else p.base.name)
+            for p in plan_experiments(cfg)]
     return bases, exps
 
 
@@ -89,7 +92,7 @@ def experiment_table(results_dir: Path, cfg: BenchmarkConfig, metrics: list[str]
             row = {"task": task, "candidate": c.label, "model": c.name, "kind": c.kind, "metric": metric,
                    "n_queries": int(ci["n_queries"]), "mean": ci["mean"], "ci_low": ci["ci_low"],
                    "ci_high": ci["ci_high"], "base": None}
-            base = next((b for b in bases if b.name == c.base), None) if c.kind in TYPES else None
+            base = next((b for b in bases + exps if b.name == c.base), None) if c.kind in TYPES else None
             b_scores = scores(base, task, metric) if base is not None else None
             if b_scores is not None:
                 pt = paired_tests({c.label: s, base.label: b_scores}, st.resamples, st.seed, 1 - st.confidence,

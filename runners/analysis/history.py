@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..results.history_store import RECORD_VERSION, HistoryStore, git_state, new_record_id, stored_result, utc_now
+from ..results.history_store import (RECORD_VERSION, HistoryStore, StoredResult, git_state, new_record_id,
+                                     stored_result, utc_now)
 from .resampling import bootstrap_counts, ci_from_boot
 
 #: the parts of a run fingerprint a history step names, in the order they are told
@@ -79,6 +80,21 @@ def identity_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> t
     return [p for p in PARTS if p in parts] or ["fingerprint"], details
 
 
+def identity_of(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's run identity; for a result stored without identity.json, what the record itself tells."""
+    identity = record.get("identity")
+    if identity:
+        return dict(identity)
+    cand = record.get("candidate") or {}
+    return {"task": {"dataset_revision": record.get("dataset_revision")},
+            "candidate": {"name": cand.get("name"), "revision": cand.get("revision")}}
+
+
+def record_changes(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """`identity_changes` between two records (the previous one None: the first record)."""
+    return identity_changes(None if previous is None else identity_of(previous), identity_of(current))
+
+
 def metric_summaries(scores: Mapping[str, Mapping[str, float]], n_resamples: int = 10_000, seed: int = 0,
                      confidence: float = 0.95) -> dict[str, dict[str, float]]:
     """metric -> {mean, ci_low, ci_high, n} with percentile bootstrap CIs: one counts matrix for every
@@ -133,15 +149,14 @@ def build_record(results_dir: Path, model_name: str, label: str, task: str, *, r
         main = "ndcg_at_10" if "ndcg_at_10" in stored.scores else sorted(stored.scores)[0]
     per_query = stored.scores[main]
     ids = sorted(per_query)
-    changed, details = identity_changes((previous or {}).get("identity"), identity)
     when = utc_now()
-    return {
+    record = {
         "v": RECORD_VERSION, "id": new_record_id(when), "time": when.isoformat(), "git": git,
         "benchmark": benchmark, "status": status,
         "candidate": {"name": model_name, "label": label, "revision": revision or (identity.get("candidate") or {}).get("revision")},
         "task": task, "split": split, "main_score": main,
         "fingerprint": identity.get("fingerprint"), "identity": identity,
-        "previous": (previous or {}).get("id"), "changed": changed, "changed_detail": details,
+        "previous": (previous or {}).get("id"), "changed": [], "changed_detail": [],
         "dataset_revision": stored.dataset_revision, "corpus_size": corpus_size, "queries": len(ids),
         "metrics": metric_summaries(stored.scores, n_resamples, seed, confidence),
         "ci": {"confidence": confidence, "resamples": n_resamples, "seed": seed, "method": "percentile"},
@@ -149,6 +164,8 @@ def build_record(results_dir: Path, model_name: str, label: str, task: str, *, r
                       "labels": [stored.label_hashes.get(q) for q in ids],
                       "scores": [None if not math.isfinite(_num(per_query[q])) else _num(per_query[q]) for q in ids]},
     }
+    record["changed"], record["changed_detail"] = record_changes(previous, record)
+    return record
 
 
 def fingerprinted(record: Mapping[str, Any]) -> dict[str, tuple[str | None, float]]:
@@ -159,9 +176,19 @@ def fingerprinted(record: Mapping[str, Any]) -> dict[str, tuple[str | None, floa
     labels = pq.get("labels") or [None] * len(ids)
     out = {}
     for q, t, lab, s in zip(ids, text, labels, scores):
-        fp = f"{t}:{lab}" if isinstance(t, str) and isinstance(lab, str) else None
-        out[str(q)] = (fp, _num(s))
+        out[str(q)] = (_fingerprint(t, lab), _num(s))
     return out
+
+
+def _fingerprint(text: Any, labels: Any) -> str | None:
+    """The key pairing.pair_queries compares: text and labels hash together (None when either is unknown)."""
+    return f"{text}:{labels}" if isinstance(text, str) and isinstance(labels, str) else None
+
+
+def result_fingerprinted(stored: StoredResult, metric: str) -> dict[str, tuple[str | None, float]]:
+    """A stored result's per-query `metric` as one side of pairing.pair_queries (as `fingerprinted` for a record)."""
+    return {str(q): (_fingerprint(stored.text_hashes.get(q), stored.label_hashes.get(q)), _num(v))
+            for q, v in stored.scores[metric].items()}
 
 
 def latest(records: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:

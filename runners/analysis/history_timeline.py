@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .history import fingerprinted, identity_changes
+from .history import fingerprinted, record_changes
 from .pairing import pair_queries
 from .resampling import bootstrap_ci, randomization_test
 from .stats import format_p, metric_label
@@ -149,7 +149,7 @@ def build_timelines(records: Iterable[Mapping[str, Any]], *, since: datetime | N
             if since is not None and parse_time(cur["time"]) < since:
                 continue
             prev = group[i - 1] if i else None
-            changed, detail = identity_changes(prev.get("identity") if prev else None, cur.get("identity") or {})
+            changed, detail = record_changes(prev, cur)
             main = (cur.get("per_query") or {}).get("metric") or cur.get("main_score") or "ndcg_at_10"
             m = (cur.get("metrics") or {}).get(main) or {}
             git = cur.get("git") or {}

@@ -158,7 +158,8 @@ def results_dir_of(config: Optional[Path], results: Optional[Path]) -> Path:
 
 @friendly_errors
 def check_cmd(
-    baseline: str = typer.Option(..., "--baseline", help="results folder of the baseline run, or a model name/label"),
+    baseline: str = typer.Option(..., "--baseline", help="results folder of the baseline run, a model name/label, "
+                                 "or history:last / history:accepted (the run history of -c CONFIG)"),
     candidate: Optional[str] = typer.Option(None, "--candidate", help="results folder of the new run, or a model "
                                             "name/label (default: the results folder)"),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="benchmark config: results from its results_dir"),
@@ -184,9 +185,15 @@ def check_cmd(
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
     results = results_dir_of(config, results)
-    run = regression_gate(baseline, str(results) if candidate is None else candidate, results_dir=results,
-                          tasks=task, metric=metric, max_drop=max_drop, alpha=alpha, n_resamples=resamples,
-                          seed=seed, allow_missing=allow_missing, allow_changed_data=allow_changed_data)
+    if baseline.startswith("history:"):  # the run history's latest / accepted record (private-mteb history)
+        from .history import history_check
+
+        run = history_check(baseline, config, results, candidate, task, metric=metric, max_drop=max_drop,
+                            alpha=alpha, n_resamples=resamples, seed=seed, allow_missing=allow_missing)
+    else:
+        run = regression_gate(baseline, str(results) if candidate is None else candidate, results_dir=results,
+                              tasks=task, metric=metric, max_drop=max_drop, alpha=alpha, n_resamples=resamples,
+                              seed=seed, allow_missing=allow_missing, allow_changed_data=allow_changed_data)
     if fmt == "json":
         from dataclasses import asdict
 

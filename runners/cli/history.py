@@ -71,6 +71,25 @@ def after_run(cfg: Any, records: list[Any], cands: list[Any], tasks: list[Any], 
                   markup=False)
 
 
+def history_check(baseline: str, config: Optional[Path], results: Path, candidate: Optional[str],
+                  tasks: Optional[list[str]], **options: Any) -> Any:
+    """`check --baseline history:last|history:accepted`: the gate against the history of -c CONFIG (default:
+    the project's demo config); the candidate is the results folder, another folder, or a model name in it."""
+    from ..analysis.history_gate import history_gate
+    from ..config.benchmark import DEFAULT_BENCHMARK, BenchmarkConfig
+
+    cfg = BenchmarkConfig.from_file(config or DEFAULT_BENCHMARK)
+    folder, model = results, None
+    if candidate is not None:
+        if Path(candidate).is_dir():
+            folder = Path(candidate)
+        else:
+            model = candidate
+    run, damaged = history_gate(baseline, cfg.history_path, folder, model=model, tasks=tasks, **options)
+    _warn(damaged)
+    return run
+
+
 def _since(value: Optional[str]) -> Any:
     if value is None:
         return None

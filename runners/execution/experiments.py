@@ -1,4 +1,4 @@
-"""Experiment candidates (hybrid search, chunking, ANN indexes) made runnable, scored like models.
+"""Experiment candidates (hybrid search, chunking, ANN indexes; reranking: rerank.py) made runnable, scored like models.
 
 The config layer names them (runners/config/experiments.py); here each one gets its loader: the
 search strategy from runners/search/ around the dense model, which is loaded once per process
@@ -30,6 +30,7 @@ from .embedding_cache import CachedEncoder, wrap_cache
 from .identity import weights_fingerprint
 from .large_corpus import LARGE_CORPUS_DOCS, dense_search
 from .prefill import block_vectors
+from .rerank import rerank_candidate
 
 logger = logging.getLogger(__name__)
 
@@ -110,8 +111,13 @@ def candidate_from_plan(plan: PlannedCandidate, dense: Candidate, cache_path: Pa
 def candidates_from_experiments(cfg: BenchmarkConfig) -> list[Candidate]:
     """All doc-level experiment candidates of a benchmark config (nothing is loaded here)."""
     dense: dict[str, Candidate] = {}
-    out = []
+    out: list[Candidate] = []
     for plan in plan_experiments(cfg):
+        if plan.kind == "rerank":  # its first stage: an experiment candidate made above, or a `models:` entry
+            first = next((c for c in out if c.name == plan.params["first"]), None)
+            first = first or candidate_from_spec(plan.base, cfg.encode.device, cfg.encode.max_seq_length)
+            out.append(rerank_candidate(plan, first, cfg))
+            continue
         if plan.base.name not in dense:
             dense[plan.base.name] = candidate_from_spec(plan.base, cfg.encode.device, cfg.encode.max_seq_length)
         out.append(candidate_from_plan(plan, dense[plan.base.name], cfg.cache_path, cfg.results_path,

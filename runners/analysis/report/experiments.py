@@ -31,6 +31,8 @@ def _param(c: Candidate) -> str:
         return f"{p.get('index')}" + (f" {key}={p.get(key)}" if key else "")
     if c.kind == "hybrid":
         return f"{p.get('fusion')} {'k' if p.get('fusion') == 'rrf' else 'α'}={p.get('value')}"
+    if c.kind == "rerank":
+        return f"{str(p.get('reranker')).split('/')[-1]}, depth {p.get('depth')}"
     return ""
 
 
@@ -60,7 +62,7 @@ def _series(rows: pd.DataFrame, cands: dict[str, Candidate], kind: str, key: str
 
 def _figures(rows: pd.DataFrame, cands: dict[str, Candidate], task: str, metric: str) -> list[Figure]:
     label, out = metric_label(metric), []
-    bases = {c.base for c in cands.values() if c.base}
+    bases = {c.base for c in cands.values() if c.base and c.kind != "rerank"}
     base_name = next(iter(bases)) if len(bases) == 1 else None
     base = _ref(rows, base_name)
     base_label = f"{next((c.label for c in cands.values() if c.name == base_name), base_name)} (plain, exact)"
@@ -89,7 +91,23 @@ def _figures(rows: pd.DataFrame, cands: dict[str, Candidate], task: str, metric:
                             base_label.replace(", exact", ", α=1"), extra=extra)
         out.append(Figure(figure_svg(fig, f"hybrid-{task}"), f"{task}: hybrid weight → {label} with CI band",
                           "hybrid weight sweep"))
+    out += _rerank_figure(rows, cands, task, label)
     return out
+
+
+def _rerank_figure(rows: pd.DataFrame, cands: dict[str, Candidate], task: str, label: str) -> list[Figure]:
+    """metric vs rerank depth, one line per (first stage, reranker); the first stage alone as the reference."""
+    firsts = {c.params.get("first") for c in cands.values() if c.kind == "rerank"}
+    first = _ref(rows, next(iter(firsts))) if len(firsts) == 1 else None
+    first_label = next((c.label for c in cands.values() if c.name in firsts), "first stage")
+    lines = _series(rows, cands, "rerank", "depth",
+                    lambda c: f"{cands[c.params['first']].label if c.params.get('first') in cands else c.params.get('first')}"
+                              f" → {str(c.params.get('reranker')).split('/')[-1]}")
+    if not lines:
+        return []
+    fig = figures.sweep(lines, "rerank depth: documents of the first stage reordered per query (log scale)", label,
+                        first, f"{first_label} alone (first stage)", log_x=True)
+    return [Figure(figure_svg(fig, f"rerank-{task}"), f"{task}: rerank depth → {label} with CI band", "rerank depth sweep")]
 
 
 def experiments(cfg: BenchmarkConfig, tasks: list[TaskData], cands: list[Candidate]) -> Section | None:

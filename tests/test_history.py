@@ -1,0 +1,190 @@
+"""The run history (issue 23): records appended by `run`, `private-mteb history`, `check --baseline history:*`.
+
+Cheap candidates only: the bag-of-words encoder of tests/identity_encoder.py and stored fake results.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from conftest import REPO, TINY_YAML
+from fake_results import QUERIES, scores, write_model
+from runners.analysis.history import record_run
+from runners.analysis.history_timeline import build_timelines, compare_records
+from runners.cli import app
+from runners.results.history_store import HistoryStore
+
+runner = CliRunner()
+NP = {"name": "test/np", "factory": "tests.identity_encoder:NumpyEncoder", "revision": "r1", "label": "prod"}
+
+
+def _project(tmp_path: Path, models: list[dict], name: str = "bench", results: str = "results",
+             history: str | None = "history") -> Path:
+    """The tiny task copied into tmp_path (so a test may edit it) and a benchmark config using it."""
+    task = tmp_path / "kb_tiny.yaml"
+    if not task.exists():
+        shutil.copytree(REPO / "tests" / "fixtures" / "kb_tiny", tmp_path / "kb_tiny")
+        task.write_text(TINY_YAML.read_text().replace("../fixtures/kb_tiny", "kb_tiny"))
+    cfg = {"name": name, "tasks": [str(task)], "models": models, "results_dir": results,
+           "stats": {"resamples": 2000}}
+    if history:
+        cfg["history"] = history
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def _weights(folder: Path, matrix: np.ndarray) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    np.save(folder / "weights.npy", matrix)
+    return folder
+
+
+def _invoke(*args: str, code: int = 0) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == code, (args, result.output, result.exception)
+    return result.output
+
+
+def test_three_changes_give_a_timeline_with_effects_and_the_gate_uses_it(tmp_path):
+    """A document added, a task setting, another model under the same label: each step names its change and effect (text, JSON,
+    CSV); `check --baseline history:last` exits 1 on the real regression; history:accepted after `accept`."""
+    cfg = _project(tmp_path, [{"name": "bm25", "label": "prod"}])
+    _invoke("run", "-c", str(cfg))
+    with open(tmp_path / "kb_tiny" / "corpus.jsonl", "a") as f:  # a document added
+        f.write(json.dumps({"_id": "parking", "title": "Parking", "text": "Visitor parking is on level 2."}) + "\n")
+    _invoke("run", "-c", str(cfg))
+    task = tmp_path / "kb_tiny.yaml"  # a task setting
+    task.write_text(task.read_text() + "ignore_identical_ids: true\n")
+    _invoke("run", "-c", str(cfg))
+    weights = _weights(tmp_path / "model", np.outer(np.ones(16), np.eye(16)[0]))  # another model, a poor one
+    cfg = _project(tmp_path, [{**NP, "path": str(weights)}])
+    out = _invoke("run", "-c", str(cfg))
+    assert "history: 1 record(s) appended" in out and "prod on TinyKBRetrieval: model" in out
+    _invoke("run", "-c", str(cfg))  # unchanged: nothing appended
+    assert len(HistoryStore(tmp_path / "history").read().records) == 4
+
+    text = _invoke("history", "-c", str(cfg))
+    assert "TinyKBRetrieval — prod: nDCG@10 over time (4 records)" in text
+    assert "first record" in text and "data (corpus grew by 1)" in text and "13 docs (+1)" in text
+    assert "task settings: ignore_identical_ids False -> True" in text
+    assert "model: name mteb/baseline-bm25s -> test/np" in text and "significant drop" in text
+    doc = json.loads(_invoke("history", "-c", str(cfg), "--format", "json"))
+    steps = doc["timelines"][0]["steps"]
+    assert [s["changed"] for s in steps] == [["first record"], ["data"], ["task settings"], ["model"]]
+    assert steps[1]["corpus_grew"] and steps[1]["corpus_delta"] == 1 and steps[1]["pairing"]["paired"] == 10
+    drop = steps[3]
+    assert drop["significant"] and drop["diff"] < 0 and drop["diff_ci"][1] < 0 and drop["p_value"] < 0.05
+    assert drop["mean"] < steps[2]["mean"] and drop["ci_low"] <= drop["mean"] <= drop["ci_high"]
+    csv = _invoke("history", "-c", str(cfg), "--format", "csv").splitlines()
+    assert csv[0].startswith("candidate,model,task,time") and len(csv) == 5
+    assert len(json.loads(_invoke("history", "-c", str(cfg), "--format", "json", "--model", "nobody"))["timelines"]) == 0
+
+    gate = runner.invoke(app, ["check", "-c", str(cfg), "--baseline", "history:last"])
+    assert gate.exit_code == 1, gate.output
+    assert "changed since: model" in gate.output and "FAIL" in gate.output
+    assert runner.invoke(app, ["check", "-c", str(cfg), "--baseline", "history:accepted"]).exit_code == 2
+    _invoke("history", "accept", "-c", str(cfg), "--record", steps[3]["id"])  # the drop accepted as the new normal
+    ok = runner.invoke(app, ["check", "-c", str(cfg), "--baseline", "history:accepted"])
+    assert ok.exit_code == 0 and "PASS" in ok.output, ok.output
+    assert "[accepted]" in _invoke("history", "-c", str(cfg))
+
+
+def test_check_against_history_without_records_exits_2(tmp_path):
+    cfg = _project(tmp_path, [NP])
+    write_model(tmp_path / "results", "test/np", "TinyKBRetrieval", scores(0.6), label="prod")
+    result = runner.invoke(app, ["check", "-c", str(cfg), "--baseline", "history:last"])
+    assert result.exit_code == 2 and "no history record" in result.output
+    bare = _project(tmp_path, [NP], name="bare", history=None)
+    result = runner.invoke(app, ["check", "-c", str(bare), "--baseline", "history:last"])
+    assert result.exit_code == 2 and "no `history:` folder" in result.output
+
+
+def _fake_run(results: Path, per_query: dict[str, float], texts: dict[str, str], revision: str) -> None:
+    """A stored result whose per-query file carries query hashes (as `run` stores them)."""
+    path = write_model(results, "test/np", "TinyKBRetrieval", per_query, label="prod", dataset_revision=revision)
+    data = json.loads(path.read_text())
+    data["query_hashes"] = {"default": {"text": texts, "labels": {q: "l" for q in texts}}}
+    path.write_text(json.dumps(data))
+    identity = {"fingerprint": f"fp-{revision}", "task": {"dataset_revision": revision, "main_score": "ndcg_at_10"},
+                "candidate": {"name": "test/np", "revision": "r1"}, "keep_top_k": 100}
+    (path.parent / "identity.json").write_text(json.dumps(identity))
+
+
+def test_renumbered_queries_are_never_paired_by_position(tmp_path):
+    """Same ten questions, ids shifted by one: no id keeps its text, so nothing is paired or tested."""
+    texts = {q: f"question number {i}" for i, q in enumerate(QUERIES)}
+    base = scores(0.6, seed=1)
+    history = tmp_path / "history"
+    _fake_run(tmp_path / "a", base, texts, "ds1")
+    first, _ = record_run(history, tmp_path / "a", [{"name": "test/np", "label": "prod", "task": "TinyKBRetrieval",
+                                                     "status": "ran"}])
+    shifted = [f"q{i}" for i in range(2, 12)]  # q1..q10 -> q2..q11, same order of questions
+    _fake_run(tmp_path / "b", dict(zip(shifted, base.values())), dict(zip(shifted, texts.values())), "ds2")
+    second, _ = record_run(history, tmp_path / "b", [{"name": "test/np", "label": "prod", "task": "TinyKBRetrieval",
+                                                      "status": "ran"}])
+    result = compare_records(first[0], second[0])
+    assert result["pairing"]["paired"] == 0 and result["pairing"]["changed"] == 9
+    assert result["pairing"]["added"] == 1 and result["pairing"]["removed"] == 1
+    assert "diff" not in result and "not compared" in result["note"]
+    step = build_timelines(HistoryStore(history).read().records)[0].steps[1]
+    assert step.diff is None and step.changed == ["data"]
+    cfg = _project(tmp_path, [NP], results=str(tmp_path / "b"))
+    gate = runner.invoke(app, ["check", "-c", str(cfg), "--baseline", "history:last"])
+    assert gate.exit_code == 2 and "no query of prod is unchanged" in gate.output
+
+
+def test_a_damaged_record_is_skipped_with_one_warning(tmp_path):
+    cfg = _project(tmp_path, [NP])
+    _fake_run(tmp_path / "results", scores(0.6), {q: q for q in QUERIES}, "ds1")
+    entry = {"name": "test/np", "label": "prod", "task": "TinyKBRetrieval", "status": "ran"}
+    written, _ = record_run(tmp_path / "history", tmp_path / "results", [entry])
+    store = HistoryStore(tmp_path / "history")
+    path = store.append({**written[0], "id": written[0]["id"] + "-x"})
+    path.write_bytes(path.read_bytes()[:40])  # a truncated file
+    result = runner.invoke(app, ["history", "-c", str(cfg)])
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.output.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and path.name in warnings[0] and "skipped" in warnings[0]
+    assert "(1 records)" in result.output
+    again, damaged = record_run(tmp_path / "history", tmp_path / "results", [entry, {**entry}])
+    assert len(damaged) == 1 and len(again) == 2  # reported once, never fatal
+
+
+def test_two_concurrent_runs_append_two_intact_records(tmp_path):
+    """Two `run` processes (own results folders, one history) held inside encoding at the same moment."""
+    hold = tmp_path / "go"
+    procs, started = [], []
+    for name in ("one", "two"):
+        flag = tmp_path / f"{name}.started"
+        model = {**NP, "label": name, "factory_kwargs": {"hold_file": str(hold), "started_file": str(flag)}}
+        cfg = _project(tmp_path, [model], name=name, results=f"results-{name}")
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        procs.append(subprocess.Popen([sys.executable, "-m", "runners.cli", "run", "-c", str(cfg)], cwd=REPO, env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        started.append(flag)
+    deadline = time.time() + 240
+    while not all(f.exists() for f in started) and time.time() < deadline and all(p.poll() is None for p in procs):
+        time.sleep(0.1)
+    hold.touch()
+    outs = [p.communicate(timeout=240)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    read = HistoryStore(tmp_path / "history").read()
+    assert read.damaged == [] and sorted(r["candidate"]["label"] for r in read.records) == ["one", "two"]
+    files = list((tmp_path / "history").rglob("*"))
+    assert not [f for f in files if f.name.endswith(".tmp")]
+    for f in files:
+        if f.is_file():
+            assert json.loads(gzip.decompress(f.read_bytes()))["queries"] == 10
