@@ -106,3 +106,20 @@ def test_csv_on_a_terminal_is_escaped_and_exact_when_piped(monkeypatch, capsys):
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     print_data('q2,"a\x1b[2Jb"\r\n')
     assert capsys.readouterr().out == 'q2,"a\\x1b[2Jb"\n'
+
+
+def test_python_warnings_are_printed_literally(tmp_path):
+    """A warning quoting user text (here the report's public source) goes through the console writer too."""
+    import subprocess
+
+    from tests.conftest import TINY_YAML
+    from tests.fake_results import scores, write_config, write_model
+
+    write_model(tmp_path / "results", "acme/one", "TinyKBRetrieval", scores(0.6, 1))
+    cfg = write_config(tmp_path / "bench.yaml", tmp_path / "results", [str(TINY_YAML)], [{"name": "acme/one"}])
+    bad = str(tmp_path / "nope\x1b]0;PWNED\x07:100:")
+    proc = subprocess.run([sys.executable, "-m", "runners.cli", "report", "-c", str(cfg), "-o", str(tmp_path / "r.md"),
+                           "--public", bad], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr and "💯" not in proc.stderr
+    assert f"warning: private-vs-public section left out: --public {visible(bad)}" in proc.stderr

@@ -19,7 +19,7 @@ from . import history as history_cmds
 from . import inspect as inspect_cmds
 from . import labels as labels_cmds
 from .growth import growth_cmd
-from .common import App, report_error
+from .common import App, report_error, warnings_on_console
 from .compare import compare
 from .init import init_cmd
 from .report import report_cmd
@@ -71,6 +71,7 @@ app.command("report")(report_cmd)
 
 def main() -> None:
     """Entry point: every command is wrapped by `friendly_errors`; this catches what escapes before one runs."""
+    warnings_on_console()
     try:
         app()
     except SystemExit:

@@ -148,6 +148,17 @@ def offline_default() -> None:
     logging.getLogger("mteb").setLevel(logging.ERROR)
 
 
+def warnings_on_console() -> None:
+    """Python warnings (a report section left out, ...) as one `warning: ...` line through `err_console`, so
+    the user text they quote is shown literally like every other output (installed by `main`)."""
+    import warnings
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        err_console.print(styled(("warning:", "yellow"), f" {message}"), soft_wrap=True)
+
+    warnings.showwarning = show
+
+
 def print_data(text: str) -> None:
     """CSV, Markdown... on stdout: byte for byte when piped or redirected (it is data); on a terminal, control
     characters are shown as escapes (terminal.visible) like every other output."""
