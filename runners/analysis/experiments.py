@@ -99,7 +99,7 @@ def experiment_table(results_dir: Path, cfg: BenchmarkConfig, metrics: list[str]
                                   metric, st.method).iloc[0]
                 row.update(base=base.label, base_mean=pt["mean_b"], diff=pt["diff"], diff_ci_low=pt["diff_ci_low"],
                            diff_ci_high=pt["diff_ci_high"], p=pt["p_randomization"])
-            if c.kind == "ann":
+            if c.kind in ("ann", "model"):  # a `kind: retriever` database files one too (search/retriever.py)
                 rec = load_ann_agreement(results_dir, c.name, task, split, c.revision)
                 row.update((rec or {}).get("summary", {}))
             block.append(row)

