@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runners.analysis.errors import AnalysisError
-from runners.analysis.judged import judged_at_k, judged_line, judged_report
+from runners.analysis.judged import judged_at_k, judged_ceiling, judged_line, judged_meaning, judged_report
 from runners.results.store import atomic_write_json, run_dir, task_result_path
 
 QRELS = {"q1": {"a": 2, "b": 0}, "q2": {"c": 1}, "q3": {"d": 1}}
@@ -66,7 +66,22 @@ def test_report_warns_when_a_candidate_is_clearly_less_judged(tmp_path):
     assert judged_report(tmp_path, "T", qrels, ["base/model", "new/model"], margin=0.2).warnings == []
     # the baseline may be any compared model; a better-judged candidate is never warned about
     assert judged_report(tmp_path, "T", qrels, ["base/model", "new/model"], baseline="new/model").warnings == []
-    assert judged_line(rep, 10) == "judged@10: base/model 0.10, new/model 0.00, same/model 0.10"
+    assert judged_line(rep, 10) == ("judged@10: base/model 0.10, new/model 0.00, same/model 0.10 "
+                                    "(at most 0.10 possible: 1.0 labelled documents per query)")
+
+
+def test_known_item_task_says_0_10_is_the_maximum_not_an_underestimate():
+    """One labelled document per query: judged@10 cannot exceed 0.10 (issue 19.10)."""
+    known_item = _queries(4)
+    assert judged_ceiling(known_item, 10) == (pytest.approx(0.1), 1.0)
+    assert judged_ceiling({"q1": {f"d{i}": 1 for i in range(12)}, "q2": {"a": 1, "b": 1}}, 10) == (
+        pytest.approx(0.6), 7.0)
+    text = judged_meaning(10, {"KnownItem": judged_ceiling(known_item, 10)})
+    assert "at most 0.10 on KnownItem (1.0 labelled documents per query)" in text
+    assert "a low value means the score is probably underestimated" not in text
+    deep = {f"q{i}": {f"d{j}": 1 for j in range(10)} for i in range(3)}
+    assert "so a low value means the score is probably underestimated" in judged_meaning(
+        10, {"Deep": judged_ceiling(deep, 10)})
 
 
 def test_missing_rankings_is_one_line_naming_the_model(tmp_path):

@@ -57,6 +57,32 @@ def judged_scores(rankings: Mapping[str, Mapping[str, float]], qrels: Mapping[st
     return out
 
 
+def judged_ceiling(qrels: Mapping[str, Mapping[str, int]], k: int = 10) -> tuple[float, float]:
+    """(highest judged@k any ranking can reach, mean labelled documents per query) on these labels.
+
+    A query with n labelled documents can have at most min(n, k) of them in its top-k: on a known-item task
+    (one labelled document per query) judged@10 is at most 0.10, and 0.10 is then the best, not a warning sign.
+    """
+    counts = [len(docs) for docs in qrels.values()]
+    if not counts or k < 1:
+        return float("nan"), float("nan")
+    return sum(min(n, k) for n in counts) / (k * len(counts)), sum(counts) / len(counts)
+
+
+def judged_meaning(k: int, ceilings: Mapping[str, tuple[float, float]]) -> str:
+    """What judged@k says, for the tasks' ``judged_ceiling``s: a low value means an underestimated score only
+    where more labels per query would allow a higher one."""
+    low = {t: c for t, c in ceilings.items() if not math.isnan(c[0]) and c[0] < 0.995}
+    text = (f"judged@{k}: the share of the candidate's top-{k} that carries any label (unlabelled documents count "
+            "as irrelevant")
+    if not low:
+        return text + ", so a low value means the score is probably underestimated)"
+    caps = "; ".join(f"at most {c:.2f} on {t} ({n:.1f} labelled documents per query)" for t, (c, n) in low.items())
+    return (text + f"). With fewer than {k} labelled documents per query a ranking cannot reach 1.0: {caps}. "
+            "Compare candidates with each other and with that maximum: one clearly below the others is probably "
+            "underestimated")
+
+
 def judged_at_k(rankings: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
                 k: int = 10) -> pd.Series:
     """`judged_scores` as a pandas Series named ``judged_at_<k>``."""
@@ -101,6 +127,7 @@ class JudgedReport:
     rows: list[dict[str, Any]]  # task, candidate, model, k, judged, n_queries, stored_depth
     scores: dict[tuple[str, int], dict[str, float]] = field(default_factory=dict)  # (model, k) -> per query
     warnings: list[str] = field(default_factory=list)
+    ceilings: dict[int, tuple[float, float]] = field(default_factory=dict)  # k -> judged_ceiling of the labels
 
     @property
     def table(self) -> pd.DataFrame:
@@ -132,7 +159,7 @@ def judged_report(results_dir: Path, task: str, qrels: Mapping[str, Mapping[str,
             rows.append({"task": task, "candidate": label_of(results_dir, model), "model": model, "k": k,
                          "judged": nan_mean(s), "n_queries": sum(not math.isnan(v) for v in s.values()),
                          "stored_depth": depth})
-    rep = JudgedReport(task, rows, per_query)
+    rep = JudgedReport(task, rows, per_query, ceilings={k: judged_ceiling(qrels, k) for k in ks})
     if models:
         base = baseline or models[0]
         if base not in models:
@@ -176,7 +203,10 @@ def judged_line(rep: JudgedReport, k: int = 10) -> str:
     rows = [r for r in rep.rows if r["k"] == k]
     if not rows:
         return ""
-    return f"judged@{k}: " + ", ".join(f"{r['candidate']} {r['judged']:.2f}" for r in rows)
+    top, per_query = rep.ceilings.get(k, (float("nan"), float("nan")))
+    cap = (f" (at most {top:.2f} possible: {per_query:.1f} labelled documents per query)"
+           if not math.isnan(top) and top < 0.995 else "")
+    return f"judged@{k}: " + ", ".join(f"{r['candidate']} {r['judged']:.2f}" for r in rows) + cap
 
 
 def task_collection(entry: str, bench: BenchmarkConfig | None = None) -> Collection:

@@ -53,7 +53,8 @@ def judged(
         from .common import print_json
 
         print_json({"split": split, "tasks": [{"task": rep.task, "rows": rep.rows, "warnings":
-                                               [w.replace("CONFIG", str(config)) for w in rep.warnings]}
+                                               [w.replace("CONFIG", str(config)) for w in rep.warnings],
+                                               "max_judged": {str(x): c[0] for x, c in rep.ceilings.items()}}
                                               for rep in reports]})
         return
     for rep in reports:
@@ -62,6 +63,10 @@ def judged(
         for model, g in rep.table.groupby("model", sort=False):
             t.add_row(str(g["candidate"].iloc[0]), *[f"{v:.3f}" for v in g["judged"]], str(g["n_queries"].iloc[0]))
         console.print(t)
+        for x, (top, per_query) in sorted(rep.ceilings.items()):
+            if top < 0.995:  # a known-item task: 1 labelled document per query caps judged@10 at 0.10
+                console.print(Text(f"judged@{x} is at most {top:.2f} on {rep.task}: {per_query:.1f} labelled "
+                                   "documents per query; compare candidates with each other and with that maximum"))
         for line in rep.warnings:
             console.print(Text.assemble(("warning:", "yellow"), f" {line.replace('CONFIG', str(config))}"))
 

@@ -13,7 +13,7 @@ import pandas as pd
 from ...config.benchmark import StatsOptions
 from ...results.store import load_rankings
 from ..errors import AnalysisError
-from ..judged import judged_report, stored_rankings
+from ..judged import judged_ceiling, judged_meaning, judged_report, stored_rankings
 from ..stats import metric_label
 from . import figures, numbers, text
 from .blocks import Figure, Paragraph, Section, Table
@@ -128,9 +128,10 @@ def results_table(all_numbers: list[TaskNumbers], ctx: Context) -> Section:
     sec.blocks.append(Paragraph(f"Mean over queries with {conf} bootstrap interval ({ctx.opts.resamples} resamples, "
                                 f"{ctx.opts.method}, seed {ctx.opts.seed}); sorted by the task's main metric. "
                                 f"★ marks the baseline ({ctx.baseline.label})."
-                                + (f" judged@{JUDGED_K}: the share of the candidate's top-{JUDGED_K} that carries any "
-                                   "label (unlabelled documents count as irrelevant, so a low value means the score "
-                                   "is probably underestimated)." if any(tn.judged for tn in all_numbers) else ""),
+                                + (" " + judged_meaning(JUDGED_K, {tn.td.name: judged_ceiling(
+                                    tn.td.collection.qrels.get(ctx.split, {}), JUDGED_K) for tn in all_numbers
+                                    if tn.judged and tn.td.collection is not None}) + "."
+                                   if any(tn.judged for tn in all_numbers) else ""),
                                 "note"))
     for tn in all_numbers:
         kinds = {c.label: c.kind for c in tn.td.candidates}
