@@ -141,3 +141,12 @@ def test_undetectable_folder_is_one_line(project, setup, needle):
     res = runner.invoke(app, ["init", str(d)])
     assert res.exit_code == 2 and needle in res.output and len(res.output.strip().splitlines()) == 1
     assert not (project / "configs").exists()
+
+
+@pytest.mark.parametrize("stem", ["../../escape", "/tmp/escape", "..", "a\x00b"])
+def test_init_stem_that_is_not_one_file_name_is_refused(project, stem):
+    kb = _evalset(project)
+    res = runner.invoke(app, ["init", str(kb), "--stem", stem])
+    assert res.exit_code == 2 and "--stem" in res.output and "cannot name a file" in res.output, res.output
+    assert not (project.parent / "escape.yaml").exists() and not Path("/tmp/escape.yaml").exists()
+    assert not list(project.rglob("*.yaml"))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from custom_tasks.errors import ConfigError
+from custom_tasks.path_names import name_problem
 
 from .init_detect import detect
 from .init_templates import file_stem_from, render_benchmark_yaml, render_task_yaml, task_name_from
@@ -50,6 +51,9 @@ def plan(data_dir: Path, project: Path, name: str | None = None, stem: str | Non
     """(task name, task YAML path, benchmark YAML path) init would write."""
     data_dir = Path(data_dir)
     stem = stem or file_stem_from(data_dir.resolve())
+    problem = name_problem(stem)
+    if problem:  # configs/tasks/<stem>.yaml: one file name, never a path out of the project
+        raise ConfigError("--stem", f"{ascii(stem)[:80]} cannot name a file: {problem}")
     root = Path(project).resolve()
     return (name or task_name_from(data_dir.resolve()), root / "configs" / "tasks" / f"{stem}.yaml",
             root / "configs" / "benchmarks" / f"{stem}.yaml")
