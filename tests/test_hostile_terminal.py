@@ -123,3 +123,20 @@ def test_python_warnings_are_printed_literally(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr and "💯" not in proc.stderr
     assert f"warning: private-vs-public section left out: --public {visible(bad)}" in proc.stderr
+
+
+def test_stats_rows_are_not_wrapped_when_piped(tmp_path):
+    """Issue 19.10: `stats | grep` saw rows wrapped at ~140 columns; a 200-character label stays on its row."""
+    from tests.conftest import TINY_YAML
+    from tests.fake_results import scores, write_config, write_model
+
+    label = "acme-" + "very-long-model-name-" * 9 + "END"
+    for i, name in enumerate(("acme/one", "acme/two")):
+        write_model(tmp_path / "results", name, "TinyKBRetrieval", scores(0.6 - 0.2 * i, i), label=[label, "two"][i])
+    cfg = write_config(tmp_path / "bench.yaml", tmp_path / "results", [str(TINY_YAML)],
+                       [{"name": "acme/one", "label": label}, {"name": "acme/two"}])
+    res = runner.invoke(app, ["stats", "-c", str(cfg)])
+    assert res.exit_code == 0, res.output
+    rows = [line for line in res.output.splitlines() if label in line]
+    assert len(rows) >= 2 and any("all" in r and "[" in r for r in rows), res.output
+    assert "(10 queries, 500 resamples)" in res.output, "nor is a table's title"

@@ -29,6 +29,9 @@ FORBIDDEN = {
     "runners.search": {"runners.execution", "runners.analysis", "runners.cli"},
     "runners.execution": {"runners.analysis", "runners.cli"},
     "runners.analysis": {"runners.execution", "runners.search.ann", "runners.search.hybrid", "runners.cli"},
+    # `kind: retriever` adapters: plug-ins handed an embedder, importing no layer of private-mteb
+    "runners.retrievers": {"runners.config", "runners.results", "runners.search", "runners.execution",
+                           "runners.analysis", "runners.cli"},
 }
 
 

@@ -19,7 +19,9 @@ import re
 from typing import Any, Iterable, Optional
 
 from rich.console import Console, ConsoleDimensions, ConsoleOptions, RenderableType
+from rich.cells import cell_len
 from rich.segment import Segment
+from rich.table import Table
 from rich.text import Text
 
 #: the width assumed when the output is not a terminal: no wrapping in practice
@@ -77,6 +79,9 @@ class SafeConsole(Console):
         cell measured before its escapes were added wraps instead of losing text)."""
         if isinstance(renderable, Text) and _UNSAFE.search(renderable.plain):
             renderable = _visible_text(renderable, self)
+        elif isinstance(renderable, Table) and isinstance(renderable.title, str) and not self.is_terminal:
+            # piped: a table is at least as wide as its title, so the title is not wrapped either
+            renderable.min_width = max(renderable.min_width or 0, cell_len(visible(renderable.title)))
         for seg in super().render(renderable, options):
             if seg.control is None and _UNSAFE.search(seg.text):
                 yield Segment(visible(seg.text), seg.style)

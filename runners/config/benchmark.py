@@ -35,12 +35,12 @@ class EncodeOptions(BaseModel):
 class StatsOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    resamples: int = 10_000
+    resamples: int = Field(default=10_000, ge=1)  # bootstrap / permutation resamples
     seed: int = 0
-    confidence: float = 0.95
-    method: str = "percentile"
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+    method: Literal["percentile", "bca"] = "percentile"
     metrics: list[str] = ["ndcg_at_10"]
-    tags: list[str] = []
+    tags: list[str] = []  # query tags to break scores down by (README: The stats: block)
 
 
 class MlflowOptions(BaseModel):
