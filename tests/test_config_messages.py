@@ -131,3 +131,14 @@ def test_plain_yaml_still_reads_and_anchor_free_scalars_round_trip():
     assert loads("'*not-an-alias'") == "*not-an-alias"
     with pytest.raises(Exception, match="!!python"):
         loads("!!python/object/apply:os.system ['true']")
+
+
+def test_stats_block_is_checked_when_read(tmp_path):
+    path = tmp_path / "bench.yaml"
+    path.write_text(f"name: t\ntasks: [{TINY_YAML}]\nmodels: [{{name: bm25}}]\nstats:\n  method: bcaa\n"
+                    "  confidence: 95\n")
+    with pytest.raises(ConfigProblems) as e:
+        BenchmarkConfig.from_file(path)
+    lines = str(e.value).splitlines()
+    assert lines[0].startswith(f"{path}:5: stats.method: Input should be 'percentile' or 'bca'")
+    assert lines[1].startswith(f"{path}:6: stats.confidence: Input should be less than 1")
