@@ -109,3 +109,22 @@ def test_stats_across_data_revisions_pairs_unchanged_queries_and_says_so(tmp_pat
     # the same data: no note
     same = stats_report(results, "T", n_resamples=200, models=["acme/old"])
     assert same.data_note == "" and same.n_queries == 10
+
+
+def test_gate_judged_at_10_counts_only_the_paired_queries(tmp_path):
+    from fake_results import QUERIES, scores, write_model
+    from runners.analysis.gate import regression_gate
+    from runners.results.store import atomic_write_json, run_dir
+
+    texts = {q: f"question {q}" for q in QUERIES}
+    qrels = {q: {f"good-{q}": 1} for q in QUERIES}
+    for folder, ds, changed in (("base", "ds1", {}), ("cand", "ds2", {"q1": "reworded"})):
+        _with_hashes(write_model(tmp_path / folder, "acme/m", "T", scores(0.6, 1), dataset_revision=ds),
+                     {**texts, **changed})
+        ranked = {q: ({f"good-{q}": 0.9, "x": 0.5} if q != "q1" else {"x": 0.9, "y": 0.5}) for q in QUERIES}
+        atomic_write_json(run_dir(tmp_path / folder, "acme/m", "r1", "T", ds) / "rankings_test.json.gz",
+                          {"top_k": 100, "subsets": {"default": ranked}}, compress=True)
+    run = regression_gate(str(tmp_path / "base"), str(tmp_path / "cand"), results_dir=tmp_path, n_resamples=200,
+                          allow_changed_data=True, qrels={"T": qrels})
+    assert run.outcomes[0][3].n_queries == 9
+    assert run.judged == ["T: judged@10: baseline m 0.50, candidate m 0.50"]  # q1 (0.00) left out as the scores

@@ -229,8 +229,12 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
                                   max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)
         out.append((task, label_of(base_dir, b), label_of(cand_dir, c), result))
     notes = []
-    for task, b, c in pairs:
-        notes += judged_notes(task, base_dir, b, cand_dir, c, _task_qrels(task, split, qrels), split, seed)
+    for (task, b, c), p in zip(pairs, pairings):
+        labels = _task_qrels(task, split, qrels)
+        if labels and not p.same_data:  # judged@10 on the queries the gate decided on, as the scores
+            paired = set(p.paired)
+            labels = {q: docs for q, docs in labels.items() if q in paired}
+        notes += judged_notes(task, base_dir, b, cand_dir, c, labels, split, seed)
     return GateRun(out, missing, notes, pairings, data_notes)
 
 
