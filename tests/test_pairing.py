@@ -128,3 +128,18 @@ def test_gate_judged_at_10_counts_only_the_paired_queries(tmp_path):
                           allow_changed_data=True, qrels={"T": qrels})
     assert run.outcomes[0][3].n_queries == 9
     assert run.judged == ["T: judged@10: baseline m 0.50, candidate m 0.50"]  # q1 (0.00) left out as the scores
+
+
+def test_inspect_diff_pairs_by_content_and_says_when_data_differ(tmp_path):
+    from fake_results import QUERIES, scores, write_model
+    from runners.analysis.inspect import diff_queries
+
+    texts = {q: f"question {q}" for q in QUERIES}
+    _with_hashes(write_model(tmp_path, "acme/a", "T", scores(0.5, 1), "A"), texts)
+    _with_hashes(write_model(tmp_path, "acme/b", "T", scores(0.6, 2), "B", dataset_revision="ds2"),
+                 {**texts, "q2": "another question"})
+    rep = diff_queries(tmp_path, "T", "acme/a", "acme/b")
+    assert len(rep.rows) == 9 and "q2" not in {r.query_id for r in rep.rows}
+    assert rep.data_note.startswith("A and B were scored on different data (data revision ds1 -> ds2: 0 queries "
+                                    "added, 0 removed, 1 changed")
+    assert rep.data_note.endswith("compared on the 9 unchanged queries")

@@ -18,7 +18,8 @@ from custom_tasks.errors import ConfigError
 from ..results.export import stored_rankings, trec_order
 from ..results.store import find_run, model_dir_name, read_json
 from .errors import AnalysisError
-from .per_query import label_of, result_models
+from .pairing import pair_queries
+from .per_query import label_of, load_fingerprinted, result_models
 
 #: Differences smaller than this count as ties (scores are floats from pytrec_eval).
 TIE_TOLERANCE = 1e-9
@@ -138,6 +139,8 @@ class DiffReport:
     mean_b: float
     only_in_one: int  # queries scored for one candidate only (left out of the counts)
     rows: list[QueryDiff]
+    #: '' when A and B were scored on the same data; else what differs (pairing.py) and on how many queries
+    data_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -146,8 +149,10 @@ class DiffReport:
 def diff_queries(results_dir: Path, task: str, a: str, b: str, metric: str = "ndcg_at_10", split: str = "test",
                  collection: Collection | None = None, tolerance: float = TIE_TOLERANCE) -> DiffReport:
     """Per-query B - A on the queries both scored: wins/losses/ties (from B's side), largest swings first."""
-    sa, sb = (load_scores(results_dir, m, task, metric, split) for m in (a, b))
-    common = sorted(set(sa) & set(sb))
+    (rev_a, fa), (rev_b, fb) = (load_fingerprinted(results_dir, m, task, metric, split) for m in (a, b))
+    pairing = pair_queries(fa, fb, rev_a, rev_b)  # same id and same question (text and labels) only
+    sa, sb = ({q: s for q, (_, s) in f.items()} for f in (fa, fb))
+    common = list(pairing.paired)
     rows = [QueryDiff(q, sa[q], sb[q], sb[q] - sa[q], _text_tags(collection, q)[0]) for q in common]
     rows.sort(key=lambda r: (-abs(r.delta), r.query_id))
     wins = sum(r.delta > tolerance for r in rows)
@@ -155,7 +160,10 @@ def diff_queries(results_dir: Path, task: str, a: str, b: str, metric: str = "nd
     mean = (lambda xs: math.fsum(xs) / len(xs) if xs else float("nan"))
     return DiffReport(task, metric, a, b, label_of(results_dir, a), label_of(results_dir, b), wins, losses,
                       len(rows) - wins - losses, mean([r.a for r in rows]), mean([r.b for r in rows]),
-                      len(set(sa) ^ set(sb)), rows)
+                      len(set(sa) ^ set(sb)), rows,
+                      "" if pairing.same_data else (f"{label_of(results_dir, a)} and {label_of(results_dir, b)} were "
+                                                    f"scored on different data ({pairing.describe()}): compared on the "
+                                                    f"{len(common)} unchanged queries"))
 
 
 # --------------------------------------------------------------------------- one query

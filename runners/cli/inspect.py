@@ -127,7 +127,9 @@ def diff_cmd(
     console.print(Text(f"{task_name} — {rep.b_label} vs {rep.a_label} on {label} ({rep.wins + rep.losses + rep.ties} "
                        f"queries): {rep.b_label} wins {rep.wins}, loses {rep.losses}, ties {rep.ties}; "
                        f"mean {rep.mean_b:.4f} vs {rep.mean_a:.4f}"))
-    if rep.only_in_one:
+    if rep.data_note:
+        console.print(Text(rep.data_note, style="yellow"))
+    elif rep.only_in_one:
         console.print(Text(f"{rep.only_in_one} queries scored for one candidate only are left out", style="yellow"))
     t = Table("query", rep.a_label, rep.b_label, "B - A", "text", title=f"largest swings (first {len(shown)})")
     for r in shown:
