@@ -131,3 +131,12 @@ def test_a_candidate_built_in_code_is_stopped_by_the_path_builders(tmp_path):
         run_benchmark(cfg, candidates=[cand], show_progress=False)
     created = _files(tmp_path) - before
     assert all(project / "results" in p.parents or p == project / "results" for p in created), created
+
+
+@pytest.mark.parametrize("kind", ["parent", "nul", "long"])
+def test_experiment_base_names_that_cannot_name_a_folder_are_refused(tmp_path, kind):
+    value = _values(tmp_path)[kind]
+    project = _project(tmp_path, NP, experiments=[{"type": "hybrid", "dense": value, "k": [60]}])
+    code, output = _run_and_check(tmp_path, project)
+    assert code == 2 and "experiments[0] (hybrid): dense" in output and "cannot name a folder" in output, output
+    _refused(project, "bench.yaml", output, "dense")

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from custom_tasks.config_problems import Problem, did_you_mean, problems, raise_problems
 from custom_tasks.errors import ConfigError
-from custom_tasks.path_names import check_display
+from custom_tasks.path_names import check_display, name_problem
 from custom_tasks.yaml_io import line_at
 
 from ..search.chunking import Chunker
@@ -195,6 +195,10 @@ def experiment_problems(entries: list[Any], node: Any = None) -> list[Problem]:
             continue
         if entry_base(entry) in BM25_ALIASES and not isinstance(entry, RerankEntry):  # rerank: any first stage
             out.append((line_at(node, at), f"{where} ({raw['type']}): the base model must be a dense model, not BM25"))
+        elif name_problem(entry_base(entry), slashes=True):  # it names the experiment's results folder
+            key = "dense" if isinstance(entry, HybridEntry) else "first" if isinstance(entry, RerankEntry) else "model"
+            out.append((line_at(node, [*at, key]), f"{where} ({raw['type']}): {key} {ascii(entry_base(entry))[:80]} "
+                                                   f"cannot name a folder: {name_problem(entry_base(entry), True)}"))
     return out
 
 
