@@ -142,3 +142,12 @@ def test_stats_block_is_checked_when_read(tmp_path):
     lines = str(e.value).splitlines()
     assert lines[0].startswith(f"{path}:5: stats.method: Input should be 'percentile' or 'bca'")
     assert lines[1].startswith(f"{path}:6: stats.confidence: Input should be less than 1")
+
+
+def test_tasks_validate_json_lists_every_problem(tmp_path):
+    path = _task(tmp_path, "lables: human\nmain_scroe: x\nsource:\n  format: beir\n  pth: kb\n")
+    res = runner.invoke(app, ["tasks", "validate", str(path), "--format", "json"])
+    assert res.exit_code == 2
+    task = json.loads(res.output)["tasks"][0]
+    assert task["errors"] == 3 and len(task["problems"]) == 3
+    assert task["problems"][2] == f"{path}:7: unknown key 'pth' (did you mean 'path'?)"

@@ -93,7 +93,10 @@ def tasks_validate(
                 raise  # one named task: the usual one-line error
             failed += 1
             line = error_line(e)[1]
-            results.append({"task": name, "ok": False, "errors": 1, "warnings": 0, "problems": [line]})
+            problems = getattr(e, "problems", None)  # every problem of a YAML file: one entry each
+            shown = line.splitlines()
+            results.append({"task": name, "ok": False, "errors": len(problems) if problems else len(shown),
+                            "warnings": 0, "problems": shown})
             if not as_json:
                 err_console.print(Text.assemble(("error:", "bold red"), f" {name}: {line}"), soft_wrap=True)
             continue
