@@ -194,3 +194,19 @@ def test_figure_text_is_literal():
         ax.set_yticks([0, 1], [label, "$$"])
         ax.legend()
     assert figure_svg(fig, "t").count(label) >= 2
+
+
+def test_stats_markdown_cells_are_literal(tmp_path):
+    results = tmp_path / "results"
+    labels = {"acme/one": "a | b <img src=x> [l](http://a)", "acme/two": "two"}
+    for i, (name, label) in enumerate(labels.items()):
+        write_model(results, name, "TinyKBRetrieval", scores(0.7 - 0.3 * i, i), label=label)
+    cfg = write_config(tmp_path / "bench.yaml", results, [str(TINY_YAML)], [{"name": n} for n in labels])
+    res = runner.invoke(app, ["stats", "-c", str(cfg), "--format", "markdown"])
+    assert res.exit_code == 0, res.output
+    kinds = {t.type for t in _markdown_tokens(res.output)}
+    assert "table_open" in kinds and not kinds & {"html_inline", "html_block", "link_open", "image"}, kinds
+    from markdown_it import MarkdownIt
+
+    html = MarkdownIt("commonmark").enable("table").render(res.output)
+    assert '">a | b &lt;img src=x&gt; [l](http://a)</td>' in html, "one cell, shown as typed"

@@ -367,10 +367,13 @@ def _fmt_rank(v: Any) -> str:
 
 
 def to_markdown(comp: Comparison, brief: bool = False) -> str:
+    """A Markdown table for a PR comment; model and task names are literal (markdown_text.md_text)."""
+    from .markdown_text import md_text
+
     header, rows, notes = display_rows(comp, brief)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines + [""] + [f"- {n}" for n in notes]) + "\n"
+    lines = ["| " + " | ".join(md_text(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(md_text(str(c)) for c in row) + " |" for row in rows]
+    return "\n".join(lines + [""] + [f"- {md_text(n)}" for n in notes]) + "\n"
 
 
 def to_csv(comp: Comparison) -> str:

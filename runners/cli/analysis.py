@@ -68,6 +68,13 @@ def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
     console.print(Text.assemble(("power:", "yellow"), f" {rep.power}"))
 
 
+def _markdown(df: Any) -> str:
+    """A frame as a Markdown table whose text cells (labels, tag values) are literal Markdown."""
+    from ..analysis.markdown_text import md_text
+
+    return df.map(lambda v: md_text(v) if isinstance(v, str) else v).to_markdown(index=False)
+
+
 def _stats_csv(reports: list[Any]) -> str:
     """One table: a row per interval and per pair (`kind`), each with its task, metric and power line."""
     import pandas as pd  # lazy: only csv / markdown output need it
@@ -124,11 +131,9 @@ def stats_cmd(
                 if fmt == "table":
                     _stats_table(rep, opts.confidence, n_resamples)
                 elif fmt == "markdown":
-                    console.print(rep.intervals.assign(task=task_name, metric=m).to_markdown(index=False),
-                                  highlight=False, markup=False)
+                    console.print(_markdown(rep.intervals.assign(task=task_name, metric=m)))
                     if not rep.pairs.empty:
-                        console.print(rep.pairs.assign(task=task_name, metric=m).to_markdown(index=False),
-                                      highlight=False, markup=False)
+                        console.print(_markdown(rep.pairs.assign(task=task_name, metric=m)))
                     console.print(f"power: {rep.power}", highlight=False, markup=False)
                 reports.append(rep)
             if reports and reports[-1].data_note and fmt != "json":  # data differ: said once per task

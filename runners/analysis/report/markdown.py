@@ -1,7 +1,8 @@
 """Report -> GitHub-flavoured Markdown for a pull-request comment: the same sentences and tables, no figures.
 
 Every string of the report is plain text (blocks.py), and much of it comes from files nobody on the team
-controls (labels, tag values, model and task names). `md_text` makes any string literal Markdown: HTML
+controls (labels, tag values, model and task names). `md_text` (../markdown_text.py) makes any string literal
+Markdown: HTML
 special characters are encoded (no raw HTML element, no remote image), Markdown punctuation is
 backslash-escaped (no link, image, emphasis, code span, table cell break or `$` math), line breaks are
 folded, and a paragraph cannot open a list, quote, heading or rule. Only the renderer adds markup: the
@@ -10,25 +11,8 @@ headings, bold verdicts and baseline rows, italic notes and captions, the table 
 
 from __future__ import annotations
 
-import re
-
+from ..markdown_text import md_text
 from .blocks import Figure, Paragraph, Report, Section, Table
-
-_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
-_INLINE = re.compile(r"([\\`*_\[\]|~$])")
-_BLOCK_START = re.compile(r"^([-+=#]|\d+(?=[.)]))")
-
-
-def md_text(text: str, block_start: bool = False) -> str:
-    """`text` as literal Markdown inline content; `block_start`: it begins a paragraph (see the docstring)."""
-    text = " ".join(str(text).splitlines()).translate(_HTML)
-    text = _INLINE.sub(r"\\\1", text)
-    if block_start:
-        text = text.lstrip()
-        m = _BLOCK_START.match(text)
-        if m:
-            text = (m.group() + "\\" + text[m.end():]) if m.group()[0].isdigit() else "\\" + text
-    return text
 
 
 def _heading(text: str) -> str:
