@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import (AnyUrl, BaseModel, ConfigDict, Field, PastDate, TypeAdapter, ValidationError, ValidationInfo,
                       field_validator)
 
-from .config_problems import messages, problems, raise_problems
+from .config_problems import did_you_mean, messages, problems, raise_problems
 from .errors import ConfigError
 from .mteb_names import DEFAULT_K_VALUES, DOMAINS, LICENSES, closest, closest_score_name, retrieval_score_names
 from .path_names import check_name
@@ -270,5 +270,6 @@ def resolve_task_config(name_or_path: str | Path) -> TaskConfig:
     configs = find_task_configs()
     if str(name_or_path) not in configs:
         known = ", ".join(configs) or "none"
-        raise ConfigError(tasks_dir(), f"no task named '{name_or_path}' (known: {known})")
+        near = did_you_mean(str(name_or_path), list(configs))
+        raise ConfigError(tasks_dir(), f"no task named '{name_or_path}'{near} (known: {known})")
     return TaskConfig.from_file(configs[str(name_or_path)])

@@ -151,3 +151,14 @@ def test_tasks_validate_json_lists_every_problem(tmp_path):
     task = json.loads(res.output)["tasks"][0]
     assert task["errors"] == 3 and len(task["problems"]) == 3
     assert task["problems"][2] == f"{path}:7: unknown key 'pth' (did you mean 'path'?)"
+
+
+def test_unknown_task_names_its_line_and_the_closest_task(tmp_path):
+    path = write_benchmark(tmp_path, ["NorthwindKBRetrival"], models=[{"name": "bm25"}])
+    line = path.read_text().splitlines().index("- NorthwindKBRetrival") + 1
+    res = runner.invoke(app, ["run", "-c", str(path)])
+    assert res.exit_code == 2
+    assert (f"{path}:{line}: unknown task 'NorthwindKBRetrival' (did you mean 'NorthwindKBRetrieval'?)"
+            in res.output.replace("\n", "")), res.output
+    res = runner.invoke(app, ["tasks", "validate", "NorthwindKBRetrival"])
+    assert res.exit_code == 2 and "(did you mean 'NorthwindKBRetrieval'?)" in res.output.replace("\n", "")

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from custom_tasks.config_problems import did_you_mean
 from custom_tasks.errors import ConfigError
+from custom_tasks.yaml_io import line_at, read_yaml
 
 from ..config.benchmark import BenchmarkConfig
 from .models import check_models
@@ -42,5 +44,8 @@ def check_tasks(cfg: BenchmarkConfig) -> None:
             mteb.get_task(name)
         except Exception:
             known = ", ".join(private) or "none"
-            raise ConfigError(cfg.path, f"unknown task '{name}': not in configs/tasks (known: {known}) "
-                                        "nor in mteb's registry") from None
+            near = did_you_mean(name, list(private))
+            line = line_at(read_yaml(cfg.path, "models, tasks, ...")[1], ["tasks", cfg.tasks.index(name)]) \
+                if cfg.path is not None else None
+            raise ConfigError(cfg.path, f"unknown task '{name}'{near}: not in configs/tasks (known: {known}) "
+                                        "nor in mteb's registry", line) from None
