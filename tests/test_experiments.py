@@ -44,6 +44,8 @@ def _word_vec(word: str, dim: int) -> np.ndarray:
 class FakeEncoder:
     """Deterministic bag-of-words encoder: the embedding of a text is the sum of its words' vectors."""
 
+    plain_similarity = "cosine"  # its `similarity` below is plain cosine (runners/search/scores.py)
+
     def __init__(self, dim: int = 32) -> None:
         from mteb.models.model_meta import ModelMeta, ScoringFunction
 

@@ -261,7 +261,9 @@ def test_evaluate_scores_identical_to_default_path(tiny_task, tmp_path):
                           cache=mteb.ResultCache(tmp_path / "rb"), **kw)
     ref = mteb.evaluate(SearchEncoderWrapper(cached("c"), corpus_chunk_size=5), tiny_task,
                         cache=mteb.ResultCache(tmp_path / "rc"), **kw)
-    s = [r.task_results[0].scores["test"][0] for r in (plain, large, ref)]
-    for key in ("ndcg_at_10", "map_at_10", "mrr_at_10", "recall_at_5", "precision_at_1"):
-        assert s[1][key] == s[2][key]
-    assert s[0]["ndcg_at_10"] == pytest.approx(s[1]["ndcg_at_10"], abs=1e-9)  # these ties: also the 50k default
+    s = [{k: v for k, v in r.task_results[0].scores["test"][0].items() if k != "evaluation_time"}
+         for r in (plain, large, ref)]
+    assert s[1] == s[2]
+    # mteb's single 50k chunk too, on any machine: the cache's scores do not depend on the chunk's shape
+    # (search/scores.py), so tied vectors tie exactly, and top_k (1000) keeps every document of this corpus
+    assert s[0] == s[1] and len(tiny_task.collection.corpus) < 1000

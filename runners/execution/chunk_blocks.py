@@ -6,16 +6,17 @@ queries x chunks matrix: at a million documents that is several million vectors 
 are read in blocks from the corpus' Arrow columns (`prefill.read_block`), each block is split with the
 same `split_corpus` (same chunk ids and texts), its chunk vectors come from the embedding cache in one
 vectorised pass (`prefill.encode_block`, texts built as mteb's `_corpus_to_dict` builds them), a
-document scores as its best chunk, and `topk(top_k + 1)` per block feeds mteb's `(score, id)` heaps
-(`LargeCorpusSearch._merge`). Only one block of chunks, vectors and scores is held at a time.
+document scores as its best chunk, and each block's best documents feed per-query `(score, id)` heaps
+(`search.top_k.TopKDocs`). Only one block of chunks, vectors and scores is held at a time.
 
-Without exact score ties at the top-k boundary the results equal the in-memory path's, bit for bit and
-in the same dict order (`replay`); the split report (warnings) is accumulated per block.
+The results equal the in-memory path's, bit for bit and in the same dict order, for any block size and any
+ties: a cached encoder's scores do not depend on the block (search/scores.py), and `TopKDocs` keeps the top_k
+by (score, id) over every block, every tie at a block's cut considered. The split report (warnings) is
+accumulated per block.
 """
 
 from __future__ import annotations
 
-import heapq
 from array import array
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,10 +26,9 @@ import numpy as np
 from ..config.benchmark import LARGE_CORPUS_DOCS
 from ..search.chunk_fit import SplitReport, document_string
 from ..search.chunking import Chunk, Chunker, ChunkedSearch, split_corpus, token_offsets
-from ..search.exact import MTEB_K_OFFSET
 from ..search.tokens import ModelTokens, OffsetsFn, model_tokens
+from ..search.top_k import TopKDocs
 from .embedding_cache import CachedEncoder
-from .large_corpus import LargeCorpusSearch
 from .prefill import DocumentBlock, encode_block, model_text, read_block
 
 BLOCK_DOCS = 50_000  # documents per block (their chunks are several times more rows)
@@ -90,8 +90,7 @@ def search_blocks(encoder: CachedEncoder, corpus: Any, chunker: Chunker, offsets
     """Best-chunk document scores over the whole corpus, block by block: (results, (encoded, reused) of chunks)."""
     import torch
 
-    query_idx_to_id = dict(enumerate(query_ids))
-    heaps: dict[str, list[tuple[float, str]]] = {qid: [] for qid in query_ids}
+    ranked = TopKDocs(query_ids, top_k)
     encoded = reused = 0
     for start in range(0, len(corpus), block_docs):
         report = SplitReport()
@@ -106,21 +105,9 @@ def search_blocks(encoder: CachedEncoder, corpus: Any, chunker: Chunker, offsets
         sim = torch.as_tensor(encoder.similarity(q_emb, vectors))
         if sim.shape[1] != len(doc_ids):  # several chunks per document: best chunk wins
             sim = torch.from_numpy(np.maximum.reduceat(sim.cpu().numpy(), starts, axis=1))
-        values, idx = torch.topk(sim, min(top_k + MTEB_K_OFFSET, sim.shape[1]), dim=1, largest=True)
-        LargeCorpusSearch._merge(heaps, query_idx_to_id, idx.cpu().numpy(), values.cpu().numpy(), doc_ids, top_k)
-        del block, vectors, sim, values, idx
-    return {qid: {doc: score for score, doc in replay(heap, top_k)} for qid, heap in heaps.items()}, (encoded, reused)
-
-
-def replay(heap: list[tuple[float, str]], top_k: int) -> list[tuple[float, str]]:
-    """The heap the in-memory path builds from the same items: pushed best first (its global topk order).
-
-    Per-block merging leaves the same items in another heap layout; the result dict follows the layout.
-    """
-    out: list[tuple[float, str]] = []
-    for item in sorted(heap, reverse=True)[:top_k]:
-        heapq.heappush(out, item)
-    return out
+        ranked.add(sim, doc_ids)
+        del block, vectors, sim
+    return ranked.results(), (encoded, reused)
 
 
 class LargeChunkedSearch(ChunkedSearch):

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..results.store import env_faults, model_dir_name
+from ..search.scores import similarity
 from .identity import weights_fingerprint
 from .progress import EncodeProgress, encoding
 from .vector_store import VectorStore, keys_array
@@ -56,7 +57,11 @@ class CachedEncoder:
     def mteb_model_meta(self) -> Any:
         return self._model.mteb_model_meta
 
-    def __getattr__(self, name: str) -> Any:  # similarity functions, prompts, ... of the wrapped model
+    def similarity(self, a: Any, b: Any) -> Any:
+        """The model's similarity; cosine and dot scores independent of block shape and CPU (search/scores.py)."""
+        return similarity(self._model, a, b)
+
+    def __getattr__(self, name: str) -> Any:  # similarity_pairwise, prompts, ... of the wrapped model
         if name == "_model":
             raise AttributeError(name)
         return getattr(self._model, name)

@@ -34,6 +34,8 @@ def synthetic_vectors(texts: Iterable[str], dim: int = 384, ties: int = 0) -> np
 class CosineSimilarity:
     """mteb's similarity protocol as cosine over numpy vectors (torch imported only when scoring)."""
 
+    plain_similarity = "cosine"  # `similarity` is plain cosine: a cache scores it block-independently (search/scores.py)
+
     def similarity(self, a: Any, b: Any) -> Any:
         import torch
 

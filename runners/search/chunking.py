@@ -12,7 +12,6 @@ Two ways to score a chunker, both through mteb:
 
 from __future__ import annotations
 
-import heapq
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from custom_tasks.mteb_private import create_dataloader
 
 from .chunk_fit import SplitReport, document_string
 from .counts import CountsFromInner
+from .top_k import TopKDocs
 from .tokens import ModelTokens, OffsetsFn, max_seq_length, model_tokens
 
 __all__ = ["Chunk", "Chunker", "ChunkedSearch", "OffsetsFn", "SplitReport", "chunk_level_collection",
@@ -180,8 +180,9 @@ class ChunkedSearch(CountsFromInner):
     """Document-level search over chunks: a document scores as its best chunk (max similarity).
 
     Chunks go through the encoder (a CachedEncoder in runs), so chunks equal across chunk sizes
-    or equal to a whole document are encoded once. Scores and top-k selection follow mteb's
-    SearchEncoderWrapper, so one-chunk documents get bit-identical scores to the plain run.
+    or equal to a whole document are encoded once. Scores are the encoder's (a cache's are block-independent,
+    search/scores.py), so one-chunk documents get bit-identical scores to the plain run; the top_k follow the
+    (score, id) rule of `TopKDocs` (mteb's heap order, every tie at the cut considered).
     `runners.execution.chunk_blocks.LargeChunkedSearch` overrides `_blockwise` / `_search_blocks` to split,
     encode and score a large corpus one block of documents at a time: bounded memory, equal results.
     """
@@ -264,17 +265,9 @@ class ChunkedSearch(CountsFromInner):
         sim = torch.as_tensor(self.encoder.similarity(q_emb, self._emb))
         if sim.shape[1] != len(self._doc_ids):  # several chunks per document: best chunk wins
             sim = torch.from_numpy(np.maximum.reduceat(sim.cpu().numpy(), self._starts, axis=1))
-        values, idx = torch.topk(sim, min(top_k + 1, sim.shape[1]), dim=1, largest=True)
-        results: dict[str, dict[str, float]] = {}
-        for q, qid in enumerate(queries["id"]):
-            heap: list[tuple[float, str]] = []
-            for i, score in zip(idx[q].tolist(), values[q].tolist()):
-                item = (score, self._doc_ids[i])  # same heap as mteb's search: ties resolved identically
-                if len(heap) < top_k:
-                    heapq.heappush(heap, item)
-                else:
-                    heapq.heappushpop(heap, item)
-            results[qid] = {doc: score for score, doc in heap}
+        ranked = TopKDocs(list(queries["id"]), top_k)  # the block path's rule: equal for any blocks, ties too
+        ranked.add(sim, self._doc_ids)
+        results = ranked.results()
         self._emb = None
         return results
 
