@@ -164,7 +164,7 @@ class RerankSearch:
         return self.cache.reused
 
     def note_for(self, task_name: str) -> str:
-        return "counts are (query, document) pairs scored by the reranker / found in its score cache"
+        return "encoded/reused: (query, document) pairs the reranker scored / found in its score cache"
 
     def index(self, corpus: Any, **kwargs: Any) -> None:
         self._texts = corpus
