@@ -67,7 +67,9 @@ def test_gate_on_results_stored_without_hashes(tmp_path):
     write_model(base, "acme/m", "T", scores(0.6, 1))
     write_model(cand, "acme/m", "T", scores(0.6, 1))
     run = regression_gate(str(base), str(cand), results_dir=tmp_path, n_resamples=200)
-    assert run.passed and run.pairings[0].unknown == 10 and run.data_notes == []
+    assert run.passed and run.pairings[0].unknown == 10
+    assert run.data_notes == ["T: 10 of 10 queries paired by id only: stored without query hashes (older results), "
+                              "on the same data revision"]
     write_model(cand, "acme/m", "T", scores(0.6, 1), dataset_revision="ds2")
     (cand / "private-mteb" / "runs" / "acme__m" / "r1" / "T" / "ds1" / "per_query_test.json").unlink()
     with pytest.raises(AnalysisError, match="data revision ds1 -> ds2.*10 left out: no stored query hash"):

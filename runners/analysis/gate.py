@@ -222,6 +222,9 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
         if not p.paired:
             raise AnalysisError(f"task '{task}': no query is unchanged between baseline and candidate "
                                 f"({p.describe()}): nothing to decide on; re-run the baseline on the current data")
+        if p.same_data and p.unknown:
+            data_notes.append(f"{task}: {p.unknown} of {len(p.paired)} queries paired by id only: stored without "
+                              "query hashes (older results), on the same data revision")
         if not p.same_data:
             data_notes.append(f"{task}: data differ ({p.describe()}): decided on the {len(p.paired)} unchanged "
                               "queries (--allow-changed-data)")
