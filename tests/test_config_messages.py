@@ -162,3 +162,14 @@ def test_unknown_task_names_its_line_and_the_closest_task(tmp_path):
             in res.output.replace("\n", "")), res.output
     res = runner.invoke(app, ["tasks", "validate", "NorthwindKBRetrival"])
     assert res.exit_code == 2 and "(did you mean 'NorthwindKBRetrieval'?)" in res.output.replace("\n", "")
+
+
+def test_every_yaml_read_goes_through_the_shared_loader():
+    """One loader refuses aliases; a new `yaml.safe_load` elsewhere would read configs without that check."""
+    import re
+
+    pattern = re.compile(r"\byaml\.(safe_load|load|full_load|unsafe_load|compose|safe_load_all|load_all)\(")
+    found = [f"{p.relative_to(REPO)}:{i}" for pkg in ("custom_tasks", "runners") for p in (REPO / pkg).rglob("*.py")
+             if p.name != "yaml_io.py" for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if pattern.search(line)]
+    assert found == [], f"read YAML with custom_tasks.yaml_io (read_yaml / loads) instead: {found}"
