@@ -95,11 +95,17 @@ def test_three_changes_give_a_timeline_with_effects_and_the_gate_uses_it(tmp_pat
     gate = runner.invoke(app, ["check", "-c", str(cfg), "--baseline", "history:last"])
     assert gate.exit_code == 1, gate.output
     assert "changed since: model" in gate.output and "FAIL" in gate.output
+    assert gate.output.count("FAIL") == 1 and "PASS" not in gate.output  # the config's candidate only, not BM25's result
     assert runner.invoke(app, ["check", "-c", str(cfg), "--baseline", "history:accepted"]).exit_code == 2
     _invoke("history", "accept", "-c", str(cfg), "--record", steps[3]["id"])  # the drop accepted as the new normal
     ok = runner.invoke(app, ["check", "-c", str(cfg), "--baseline", "history:accepted"])
     assert ok.exit_code == 0 and "PASS" in ok.output, ok.output
     assert "[accepted]" in _invoke("history", "-c", str(cfg))
+    _invoke("report", "-c", str(cfg), "-o", str(tmp_path / "report.md"), "--no-public")
+    report = (tmp_path / "report.md").read_text()
+    over_time = report[report.index("Over time"):]
+    assert "data (corpus grew by 1)" in over_time and "13 (+1)" in over_time and "significant drop" in over_time
+    assert "task settings" in over_time and "model · accepted" in over_time
 
 
 def test_check_against_history_without_records_exits_2(tmp_path):

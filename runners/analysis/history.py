@@ -191,6 +191,12 @@ def result_fingerprinted(stored: StoredResult, metric: str) -> dict[str, tuple[s
             for q, v in stored.scores[metric].items()}
 
 
+def accepted_map(store: HistoryStore, records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+    """(candidate label, task) -> the record id `history accept` marked last (only those with a mark)."""
+    keys = {(str(r["candidate"].get("label")), str(r["task"])) for r in records}
+    return {k: rid for k in sorted(keys) if (rid := store.accepted_id(*k))}
+
+
 def latest(records: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     found = list(records)
     return found[-1] if found else None

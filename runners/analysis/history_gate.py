@@ -44,10 +44,12 @@ def _baseline_record(store: HistoryStore, spec: str, label: str, name: str, task
 
 
 def history_gate(baseline: str, history_dir: Path | None, results_dir: Path, *, model: str | None = None,
+                 only: list[str] | None = None,
                  tasks: list[str] | None = None, metric: str = "ndcg_at_10", max_drop: float = 0.01,
                  alpha: float = 0.05, split: str = "test", n_resamples: int = 10_000, seed: int = 0,
                  allow_missing: bool = False) -> tuple[GateRun, list[str]]:
-    """(the gate's outcomes, damaged history files seen) for every stored (model, task) of `results_dir`."""
+    """(the gate's outcomes, damaged history files seen) for every stored (model, task) of `results_dir`
+    (`model`: one model name or label; `only`: these results names, e.g. the config's current candidates)."""
     if baseline not in SPECS:
         raise AnalysisError(f"--baseline: unknown history baseline '{baseline}' (use {' or '.join(SPECS)})")
     check_options(max_drop, alpha, n_resamples)
@@ -63,6 +65,8 @@ def history_gate(baseline: str, history_dir: Path | None, results_dir: Path, *, 
         if found is None:
             raise AnalysisError(f"--candidate: no model '{model}' in {results_dir}")
         names = [found]
+    elif only is not None:
+        names = [n for n in names if n in only]
     wanted = tasks or sorted({p.name for p in (Path(results_dir) / "private-mteb" / "runs").glob("*/*/*") if p.is_dir()})
     damaged = list(store.read().damaged)
     outcomes, pairings, notes, missing = [], [], [], []

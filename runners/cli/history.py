@@ -71,6 +71,32 @@ def after_run(cfg: Any, records: list[Any], cands: list[Any], tasks: list[Any], 
                   markup=False)
 
 
+def attach_report(cfg: Any, mlflow_uri: Optional[str], path: Path) -> None:
+    """The written report as an artifact of the newest MLflow run of each of the config's candidates x tasks."""
+    from ..config.experiments import plan_experiments
+    from ..results.mlflow_store import attach_to_latest
+
+    uri = mlflow_uri or cfg.mlflow.tracking_uri
+    experiment = cfg.mlflow.experiment if cfg.mlflow else "private-mteb"
+    labels = [m.default_label for m in cfg.models] + [p.label for p in plan_experiments(cfg)]
+    done = attach_to_latest(uri, experiment, [(label, t) for label in labels for t in _task_names(cfg)], path)
+    err_console.print(f"mlflow: {path.name} attached to {done} run(s) at {uri} (experiment '{experiment}')",
+                      highlight=False, markup=False)
+
+
+def _task_names(cfg: Any) -> list[str]:
+    """The mteb names of the config's tasks (a task YAML's `name:`), without loading any data."""
+    from ..config.task_lookup import task_name_for
+
+    out = []
+    for t in cfg.tasks:
+        try:
+            out.append(task_name_for(t, cfg))
+        except Exception:  # noqa: BLE001 - a name that cannot be told is left out of the attachment only
+            continue
+    return out
+
+
 def history_check(baseline: str, config: Optional[Path], results: Path, candidate: Optional[str],
                   tasks: Optional[list[str]], **options: Any) -> Any:
     """`check --baseline history:last|history:accepted`: the gate against the history of -c CONFIG (default:
@@ -78,14 +104,17 @@ def history_check(baseline: str, config: Optional[Path], results: Path, candidat
     from ..analysis.history_gate import history_gate
     from ..config.benchmark import DEFAULT_BENCHMARK, BenchmarkConfig
 
+    from ..config.experiments import plan_experiments
+
     cfg = BenchmarkConfig.from_file(config or DEFAULT_BENCHMARK)
+    only = [m.results_name for m in cfg.models] + [p.name for p in plan_experiments(cfg)] if config else None
     folder, model = results, None
     if candidate is not None:
         if Path(candidate).is_dir():
             folder = Path(candidate)
         else:
             model = candidate
-    run, damaged = history_gate(baseline, cfg.history_path, folder, model=model, tasks=tasks, **options)
+    run, damaged = history_gate(baseline, cfg.history_path, folder, model=model, only=only, tasks=tasks, **options)
     _warn(damaged)
     return run
 
@@ -116,11 +145,10 @@ def _records(cfg: Any, from_mlflow: Optional[str], experiment: Optional[str]) ->
 def _accepted(cfg: Any, records: list[dict]) -> dict[tuple[str, str], str]:
     if cfg.history_path is None:
         return {}
+    from ..analysis.history import accepted_map
     from ..results.history_store import HistoryStore
 
-    store = HistoryStore(cfg.history_path)
-    keys = {(str(r["candidate"].get("label")), str(r["task"])) for r in records}
-    return {k: rid for k in keys if (rid := store.accepted_id(*k))}
+    return accepted_map(HistoryStore(cfg.history_path), records)
 
 
 @app.callback(invoke_without_command=True)

@@ -36,6 +36,8 @@ def report_cmd(
     worst: int = typer.Option(5, "--worst", min=1, max=50, help="worst queries shown per candidate"),
     show_text: bool = typer.Option(False, "--show-text", help="include query text and document titles "
                                    "(off by default: the report may travel)"),
+    mlflow: Optional[str] = typer.Option(None, "--mlflow", help="attach the report to the newest MLflow run of each "
+                                         "candidate x task at this tracking URI (default: the config's `mlflow:`)"),
 ) -> None:
     """A report to open, share and attach: ranking with intervals, real differences, failures, public vs private."""
     offline_default()
@@ -53,3 +55,7 @@ def report_cmd(
     write_report(rep, output, fmt)
     sections = ", ".join(s.title.split(" (")[0] for s in rep.sections)
     err_console.print(f"wrote {output} ({len(rep.sections)} sections: {sections})", highlight=False, soft_wrap=True)
+    if mlflow or cfg.mlflow:
+        from .history import attach_report
+
+        attach_report(cfg, mlflow, output)

@@ -13,6 +13,7 @@ artifact `private-mteb/record.json` (the whole record: per-query scores and hash
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,6 +31,8 @@ class MlflowUnavailable(RuntimeError):
 
 
 def _client(tracking_uri: str) -> Any:
+    # no download bars on stderr: `history --format json` output and CI logs stay clean (the user may set it)
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     try:
         from mlflow.tracking import MlflowClient
     except ImportError:
@@ -109,15 +112,18 @@ def log_records(records: Sequence[Mapping[str, Any]], tracking_uri: str, experim
     return run_ids
 
 
-def attach_artifact(tracking_uri: str, experiment: str, record_ids: Iterable[str], path: Path) -> int:
-    """Log `path` (e.g. the HTML report) to the runs of these records; returns how many runs got it."""
+def attach_to_latest(tracking_uri: str, experiment: str, pairs: Iterable[tuple[str, str]], path: Path) -> int:
+    """Log `path` (e.g. the HTML report) to the newest run of each (candidate label, task); returns how many."""
     client = _client(tracking_uri)
     exp_id = _experiment_id(client, experiment, create=False)
     if exp_id is None:
         return 0
     done = 0
-    for rid in record_ids:
-        runs = client.search_runs([exp_id], filter_string=f"tags.`{TAG_RECORD}` = '{rid}'", max_results=1)
+    for label, task in pairs:
+        quoted = [str(v).replace("'", "\\'") for v in (label, task)]
+        runs = client.search_runs([exp_id], filter_string=f"tags.`private_mteb.candidate` = '{quoted[0]}' and "
+                                  f"tags.`private_mteb.task` = '{quoted[1]}'", order_by=["attributes.start_time DESC"],
+                                  max_results=1)
         if runs:
             client.log_artifact(runs[0].info.run_id, str(path), "private-mteb")
             done += 1

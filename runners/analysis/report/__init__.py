@@ -25,6 +25,7 @@ from .data import config_candidates, load_task, resolve_baseline
 from .experiments import experiments
 from .html import render_html
 from .markdown import render_markdown
+from .over_time import over_time_section
 from .provenance import provenance
 from .public import public_section
 
@@ -48,7 +49,8 @@ def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text
     nums = [sections.task_numbers(td, ctx) for td in tasks]
     parts: list[Section | None] = [sections.summary(nums), sections.results_table(nums, ctx),
                                    sections.forest(nums, ctx), sections.per_query(nums, ctx),
-                                   experiments(cfg, tasks, stored)]
+                                   experiments(cfg, tasks, stored),
+                                   over_time_section(cfg, [(td.name, td.main_metric) for td in tasks])]
     if with_public:
         try:
             parts.append(public_section(results_dir, tasks, stored, public))
