@@ -69,18 +69,18 @@ class Embedder:
         self._queries, self._call, self.last_queries = queries, call, None
 
     def documents(self, ids: Sequence[str] | None = None) -> np.ndarray:
+        """Rows of these corpus ids (None: the whole corpus, in mteb's order); inside `index` only."""
         if self._corpus is None:
             raise RuntimeError("Embedder.documents() is only available inside index()")
-        ids, vectors = self._encode(self._corpus, ids, PromptType.document)
-        self.last_documents = (ids, vectors)
-        return vectors
+        self.last_documents = self._encode(self._corpus, ids, PromptType.document)
+        return self.last_documents[1]
 
     def queries(self, ids: Sequence[str] | None = None) -> np.ndarray:
+        """Rows of these query ids (None: all queries, in mteb's order); inside `search` only."""
         if self._queries is None:
             raise RuntimeError("Embedder.queries() is only available inside search()")
-        ids, vectors = self._encode(self._queries, ids, PromptType.query)
-        self.last_queries = (ids, vectors)
-        return vectors
+        self.last_queries = self._encode(self._queries, ids, PromptType.query)
+        return self.last_queries[1]
 
     def _encode(self, dataset: Any, ids: Sequence[str] | None, prompt_type: PromptType) -> tuple[list[str], np.ndarray]:
         """mteb's own loader and encode call (SearchEncoderWrapper.index / .search) over the asked rows."""
