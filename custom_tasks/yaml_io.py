@@ -1,6 +1,6 @@
 """The one YAML loader of the project: task YAMLs, benchmark configs, and any value read back as YAML.
 
-Safe (no ``!!python`` tags) and without aliases: ``*name`` (and merge keys ``<<: *name``, which use one) is
+Safe (no ``!!python`` tags), no key twice in one mapping, and without aliases: ``*name`` (and merge keys ``<<: *name``, which use one) is
 refused with one line naming the file and line. A 1 kB file of nested aliases expands to gigabytes
 ("billion laughs"); configs are short, so writing a value out costs nothing. The composed node tree is
 kept, so a problem found later by pydantic can name its line (``line_at``).
@@ -28,6 +28,18 @@ class _Loader(yaml.SafeLoader):
                                            "can expand without bound): write the value out instead",
                                event.start_mark)
         return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """A key written twice is an error (YAML keeps the last silently: `tasks:` twice ran the second list)."""
+        first: dict[Any, int] = {}
+        for key, _ in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                if key.value in first:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key '{key.value}' appears twice (first on line {first[key.value]}): keep one",
+                        key.start_mark)
+                first[key.value] = key.start_mark.line + 1
+        return super().construct_mapping(node, deep)
 
 
 def loads(text: str) -> Any:

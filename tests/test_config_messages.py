@@ -173,3 +173,11 @@ def test_every_yaml_read_goes_through_the_shared_loader():
              if p.name != "yaml_io.py" for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
              if pattern.search(line)]
     assert found == [], f"read YAML with custom_tasks.yaml_io (read_yaml / loads) instead: {found}"
+
+
+def test_a_key_written_twice_is_refused_at_its_second_line(tmp_path):
+    path = tmp_path / "bench.yaml"
+    path.write_text(f"name: t\ntasks: [{TINY_YAML}]\nmodels: [{{name: bm25}}]\ntasks: []\n")
+    with pytest.raises(ConfigError, match=rf"bench.yaml:4: invalid YAML: key 'tasks' appears twice \(first on line 2\)"):
+        BenchmarkConfig.from_file(path)
+    assert loads("a: 1\nb: {a: 2}\n") == {"a": 1, "b": {"a": 2}}  # the same key in another mapping is fine
