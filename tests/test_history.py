@@ -194,3 +194,29 @@ def test_two_concurrent_runs_append_two_intact_records(tmp_path):
     for f in files:
         if f.is_file():
             assert json.loads(gzip.decompress(f.read_bytes()))["queries"] == 10
+
+
+def test_the_report_holds_the_growth_prediction_against_what_the_history_observed(tmp_path):
+    """A growth experiment measured on today's corpus predicts the metric at a larger one; after the corpus grew,
+    the report's "over time" section draws that prediction against the observed record and says how it fared."""
+    from growth_fixture import write_growth_task
+
+    task_yaml = write_growth_task(tmp_path, n_distractors=200)
+    cfg = tmp_path / "g.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "name": "g", "tasks": [str(task_yaml)], "results_dir": "results", "history": "history",
+        "models": [{"name": "test/bow", "factory": "tests.growth_fixture:make_encoder", "revision": "r1"}],
+        "experiments": [{"type": "growth", "model": "test/bow", "fractions": [0.25, 0.5, 1.0], "repeats": 2}],
+        "stats": {"resamples": 500}}))
+    _invoke("run", "-c", str(cfg))
+    _invoke("growth", "-c", str(cfg))
+    corpus = tmp_path / "growth_kb" / "corpus.jsonl"
+    extra = [json.loads(line) for line in corpus.read_text().splitlines() if line.startswith('{"_id": "d')]
+    with open(corpus, "a") as f:  # the corpus doubles its distractors
+        f.writelines(json.dumps({**d, "_id": "new-" + d["_id"]}) + "\n" for d in extra)
+    _invoke("run", "-c", str(cfg))
+    _invoke("report", "-c", str(cfg), "-o", str(tmp_path / "report.html"), "--no-public")
+    html = (tmp_path / "report.html").read_text()
+    part = html[html.index('id="over-time"'):]
+    assert "predicted vs observed by corpus size" in part and "(+200)" in part
+    assert "at 420 documents" in part and "the growth experiment on 220 documents predicted" in part

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 from ...config.benchmark import BenchmarkConfig
 from ...results.history_store import HistoryStore
+from ..errors import AnalysisError
+from ..growth import GrowthCurve
 from ..history import accepted_map
 from ..history_timeline import Timeline, build_timelines, parse_time
 from ..stats import metric_label
@@ -34,31 +36,49 @@ def _steps_table(timelines: Sequence[Timeline], label: str) -> Table:
                   "vs the record before (paired on unchanged queries)"], rows)
 
 
-def _growth_blocks(cfg: BenchmarkConfig, task: str, metric: str, timelines: Sequence[Timeline]) -> list[Block]:
-    from ..growth_results import config_curves  # pandas: only when the config has a growth experiment
+def _stored_curves(cfg: BenchmarkConfig, task: str, metric: str) -> list[tuple[str, GrowthCurve]]:
+    """(model results name, curve) of each growth entry on `task`: the newest stored curve on ANY data revision,
+    since a prediction made on last month's corpus is what the history holds against what happened since."""
+    from ...config.experiments import base_spec, growth_entries
+    from ...results.growth_store import stored_growth
+    from ..growth import growth_curve
+    from ..growth_results import growth_match
 
-    out: list[Block] = []
-    for sc in config_curves(cfg.results_path, cfg, metric):
-        if sc.curve is None or sc.task != task:
+    out = []
+    for entry in growth_entries(cfg):
+        name = base_spec(cfg, entry.model).results_name
+        record = stored_growth(cfg.results_path, name, task, growth_match(entry))
+        if record is None:
             continue
-        observed = [s for tl in timelines for s in tl.steps if s.model == sc.model and s.corpus_size]
+        try:
+            curve = growth_curve({**record, "label": entry.label} if entry.label else record, metric,
+                                 min(cfg.stats.resamples, 2000), cfg.stats.seed, cfg.stats.confidence)
+        except AnalysisError:
+            continue
+        out.append((name, curve))
+    return out
+
+
+def _growth_blocks(cfg: BenchmarkConfig, task: str, metric: str, timelines: Sequence[Timeline]) -> list[Block]:
+    out: list[Block] = []
+    for name, c in _stored_curves(cfg, task, metric):
+        observed = [s for tl in timelines for s in tl.steps if s.model == name and s.corpus_size]
         if not observed:
             continue
-        c = sc.curve
         predicted = [(int(p.n_docs), float(p.mean)) for p in c.points.itertuples()]
         label = metric_label(metric)
         out.append(Figure(figure_svg(growth_vs_observed(predicted, c.slope_per_doubling, observed, c.label, label),
                                      f"history-growth-{task}-{c.label}"),
-                          f"{task}: {c.label}'s growth experiment (predicted) vs the history (observed) by corpus size",
-                          "predicted vs observed metric by corpus size"))
+                          f"{task}: {c.label}'s growth experiment (measured on {c.n_corpus:,} documents, dashed: its "
+                          "prediction) vs the history (observed) by corpus size", "predicted vs observed by corpus size"))
         last = observed[-1]
         guess = predicted_at(predicted, c.slope_per_doubling, int(last.corpus_size or 0))
         if math.isfinite(guess):
             inside = last.ci_low <= guess <= last.ci_high
             out.append(Paragraph(
                 f"{c.label} at {last.corpus_size:,} documents ({parse_time(last.time):%Y-%m-%d}): observed "
-                f"{text.ci(last.mean, last.ci_low, last.ci_high)}, the growth trend predicted {guess:.4f} "
-                f"({'inside' if inside else 'outside'} the observed 95% CI).", "note"))
+                f"{text.ci(last.mean, last.ci_low, last.ci_high)}; the growth experiment on {c.n_corpus:,} documents "
+                f"predicted {guess:.4f} ({'inside' if inside else 'outside'} the observed 95% CI).", "note"))
         else:
             out.append(Paragraph(f"{c.label}: the growth experiment has no trend to predict from "
                                  "(its sizes span less than a doubling).", "note"))
