@@ -75,7 +75,7 @@ def main() -> None:
     from runners.results.store import load_ann_agreement
     from runners.retrievers.pg_local import local_postgres
 
-    with tempfile.TemporaryDirectory() as tmp_name, local_postgres(Path(tmp_name) / "pg") as dsn:
+    with tempfile.TemporaryDirectory() as tmp_name, local_postgres() as dsn:
         tmp = Path(tmp_name)
         models, task = _configs(args, dsn, tmp)
         path = tmp / "bench.yaml"

@@ -28,16 +28,15 @@ METRICS = ("ndcg_at_10", "recall_at_10", "mrr_at_10", "map_at_100", "recall_at_1
 
 
 @pytest.fixture(scope="module")
-def postgres(tmp_path_factory):
+def postgres():
     """A PostgreSQL server with pgvector for this module, stopped after it (and checked to be gone)."""
     from runners.retrievers.pg_local import start
 
-    pgdata = tmp_path_factory.mktemp("pg") / "data"
-    dsn, stop = start(pgdata)
-    pid = int((pgdata / "postmaster.pid").read_text().split()[0])
-    yield dsn
-    stop()
-    assert not _alive(pid), "the test's PostgreSQL server is still running"
+    pg = start()  # a temporary data folder (pytest's own tmp folders may be closed to other users meanwhile)
+    pid = pg.pid
+    yield pg.dsn
+    pg.stop()
+    assert not _alive(pid) and not pg.pgdata.exists(), "the test's PostgreSQL server is still running"
 
 
 def _alive(pid: int) -> bool:
@@ -118,7 +117,7 @@ def test_the_experiments_table_shows_a_databases_overlap(db_run) -> None:
     assert "overlap@10 vs exact=" in line and "overlap@100 vs exact=0.200" in line
 
 
-def test_without_a_dsn_pgvector_starts_an_embedded_server_and_stops_it(tmp_path: Path) -> None:
+def test_without_a_dsn_pgvector_starts_an_embedded_server_and_stops_it() -> None:
     import numpy as np
 
     from runners.retrievers.pgvector import make
@@ -133,11 +132,10 @@ def test_without_a_dsn_pgvector_starts_an_embedded_server_and_stops_it(tmp_path:
         def queries(self, ids):
             return np.array([[0.0, 2.0] for _ in ids], np.float32)
 
-    pgdata = tmp_path / "pg"
-    retriever = make(Vectors(), "fixed", pgdata=str(pgdata))
-    pid = int((pgdata / "postmaster.pid").read_text().split()[0])
+    retriever = make(Vectors(), "fixed")
+    pid = retriever.local.pid
     retriever.index([("a", "", "x"), ("b", "", "y"), ("c", "", "z")])
     hits = retriever.search({"q": "anything"}, 2)
     assert list(hits["q"]) == ["c", "b"] and hits["q"]["c"] == pytest.approx(2.0) and hits["q"]["b"] == pytest.approx(1.6)
     retriever.close()
-    assert not _alive(pid)
+    assert not _alive(pid) and not retriever.local.pgdata.exists()

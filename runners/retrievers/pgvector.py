@@ -49,11 +49,13 @@ class PgVectorRetriever(VectorDBRetriever):
         self.table = sql.Identifier(table)
         self.m, self.ef_construction, self.ef_search = m, ef_construction, ef_search
         self.iterative_scan, self.lists, self.probes = iterative_scan, lists, probes
-        stop: Callable[[], None] | None = None
+        self.local = None  # the embedded server this retriever started (runners/retrievers/pg_local.py)
         if dsn is None:
             from .pg_local import start
 
-            dsn, stop = start(pgdata)
+            self.local = start(pgdata)
+            dsn = self.local.dsn
+        stop: Callable[[], None] | None = self.local.stop if self.local is not None else None
         self.dsn = dsn
         try:
             self.conn = psycopg.connect(dsn, autocommit=True)
