@@ -6,6 +6,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ class TaskConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_.\-]*$")
+    name: str  # letters, digits, '_', '.', '-' (checked below): it names result files and folders
     description: str
     source: dict[str, Any]
     languages: list[str] = ["eng-Latn"]
@@ -74,8 +75,11 @@ class TaskConfig(BaseModel):
 
     @field_validator("name")
     @classmethod
-    def _name_length(cls, v: str) -> str:  # the pattern keeps out separators; a file name has a length limit
-        return check_name(v, "name")
+    def _name(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.\-]*", v):
+            raise ValueError(f"name {ascii(v)[:80]} must start with a letter and hold only letters, digits, '_', "
+                             "'.' and '-' (it names result files and folders)")
+        return check_name(v, "name")  # and fit in a file name
 
     @field_validator("splits")
     @classmethod
