@@ -150,3 +150,12 @@ def test_init_stem_that_is_not_one_file_name_is_refused(project, stem):
     assert res.exit_code == 2 and "--stem" in res.output and "cannot name a file" in res.output, res.output
     assert not (project.parent / "escape.yaml").exists() and not Path("/tmp/escape.yaml").exists()
     assert not list(project.rglob("*.yaml"))
+
+
+def test_init_on_a_corpus_with_a_nesting_bomb_is_one_line(project):
+    kb = _evalset(project)
+    corpus = kb / "corpus.jsonl"
+    corpus.write_text('{"_id": "x", "text": ' + "[" * 100_000 + "]" * 100_000 + "}\n" + corpus.read_text())
+    res = runner.invoke(app, ["init", str(kb)])
+    assert res.exit_code == 2 and "internal error" not in res.output, res.output  # was RecursionError
+    assert len(res.output.strip().splitlines()) == 1 and "Recursion" not in res.output

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from custom_tasks.errors import ConfigError
+from custom_tasks.readers._io import loads_json
 
 TABLES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
 SAMPLE_ROWS = 50
@@ -62,7 +63,7 @@ def _sample(path: Path) -> list[dict[str, Any]]:
             with path.open(encoding="utf-8") as f:
                 for line in f:
                     if line.strip():
-                        rows.append(json.loads(line))
+                        rows.append(loads_json(line))  # a nesting bomb is a ValueError, not RecursionError
                     if len(rows) >= SAMPLE_ROWS:
                         break
             return [r for r in rows if isinstance(r, dict)]
