@@ -18,6 +18,7 @@ from . import export as export_cmds
 from . import history as history_cmds
 from . import inspect as inspect_cmds
 from . import labels as labels_cmds
+from .backends import backends_cmd
 from .growth import growth_cmd
 from .common import App, report_error, warnings_on_console
 from .compare import compare
@@ -62,6 +63,7 @@ app.command("check")(analysis.check_cmd)
 app.command("experiments")(analysis.experiments_cmd)
 app.command("compare")(compare)
 app.command("growth")(growth_cmd)
+app.command("backends")(backends_cmd)
 app.add_typer(inspect_cmds.app, name="inspect")
 app.add_typer(history_cmds.app, name="history")
 app.add_typer(export_cmds.app, name="export")

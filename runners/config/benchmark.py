@@ -13,7 +13,7 @@ from custom_tasks.config_problems import problems, raise_problems
 from custom_tasks.errors import ConfigError
 from custom_tasks.yaml_io import line_at, read_yaml
 
-from .model_spec import ENCODES_NOTHING, ModelSpec
+from .model_spec import ENCODES_NOTHING, Backend, ModelSpec, Precision, with_backend
 
 DEFAULT_BENCHMARK = Path("configs/benchmarks/demo.yaml")
 LARGE_CORPUS_DOCS = 200_000  # default `encode.large_corpus_docs`
@@ -30,6 +30,8 @@ class EncodeOptions(BaseModel):
     actors: int = Field(default=2, ge=1)  # Ray actors, each loads the model once
     ray_batch_size: int = Field(default=1024, ge=1)  # texts per Ray task; each finished one is cached at once
     large_corpus_docs: int = Field(default=LARGE_CORPUS_DOCS, ge=0)  # from this many documents: block-wise search from the cache
+    backend: Backend = "torch"  # onnx / openvino: an exported copy of the model; results named <model>@onnx...
+    precision: Precision = "fp32"  # int8 / bf16 (which backend offers which: model_spec.BACKENDS)
 
 
 class StatsOptions(BaseModel):
@@ -86,6 +88,7 @@ class BenchmarkConfig(BaseModel):
             self.models = [m if m.max_seq_length or m.resolved_kind in ENCODES_NOTHING
                            else m.model_copy(update={"max_seq_length": self.encode.max_seq_length})
                            for m in self.models]
+        self.models = [with_backend(m, self.encode.backend, self.encode.precision) for m in self.models]
         names = [m.name + (m.label or "") for m in self.models]
         dup = {n for n in names if names.count(n) > 1}
         if dup:

@@ -12,6 +12,37 @@ from custom_tasks.path_names import check_display, check_name
 
 BM25_NAME = "mteb/baseline-bm25s"
 BM25_ALIASES = {"bm25", "bm25s", BM25_NAME}
+Backend = Literal["torch", "onnx", "openvino"]
+Precision = Literal["fp32", "int8", "bf16"]
+#: (backend, precision) pairs that exist; ("torch", "fp32") is the reference every other one is measured against
+BACKENDS = {("torch", "fp32"): "", ("onnx", "fp32"): "@onnx", ("onnx", "int8"): "@onnx-int8",
+            ("openvino", "fp32"): "@openvino", ("openvino", "int8"): "@openvino-int8",
+            ("openvino", "bf16"): "@openvino-bf16"}
+
+
+def backend_tag(backend: str | None, precision: str | None) -> str:
+    """'' for the reference (torch fp32), else the results-name tag: '@onnx', '@onnx-int8', '@openvino-bf16'.
+
+    A converted or quantised model's scores are never the published model's: the tag keeps them apart in the
+    results folder, `compare` and `check`, like '@msl128'."""
+    pair = (backend or "torch", precision or "fp32")
+    if pair not in BACKENDS:
+        raise ValueError(f"encode backend '{pair[0]}' has no precision '{pair[1]}' (available: "
+                         + ", ".join(f"{b}/{p}" for b, p in BACKENDS) + ")")
+    return BACKENDS[pair]
+
+
+def with_backend(spec: ModelSpec, backend: str, precision: str) -> ModelSpec:
+    """The entry with the benchmark's encode backend/precision where it sets none; checked to exist. Only a
+    sentence-transformers model (a local folder, an offline package or a hub name) can be exported."""
+    if spec.resolved_kind in ("bm25", "run", "retriever"):
+        return spec
+    filled = spec.model_copy(update={"backend": spec.backend or backend, "precision": spec.precision or precision})
+    tag = backend_tag(filled.backend, filled.precision)
+    if tag and spec.resolved_kind == "factory":
+        raise ValueError(f"model '{spec.name}': encode backend {filled.backend}/{filled.precision} applies to "
+                         "sentence-transformers models, not to a `factory:` encoder")
+    return filled if tag else spec.model_copy(update={"backend": None, "precision": None})
 #: kinds without an encoder: no max_seq_length / model_kwargs variant, no embedding cache
 ENCODES_NOTHING = {"bm25", "run", "retriever"}
 
@@ -32,6 +63,8 @@ class ModelSpec(BaseModel):
     trust_remote_code: bool = False
     max_seq_length: int | None = None
     model_kwargs: dict[str, Any] = {}
+    backend: Backend | None = None  # None: the benchmark's encode.backend (runners/execution/backends.py)
+    precision: Precision | None = None  # None: the benchmark's encode.precision
 
     @field_validator("name")
     @classmethod
@@ -80,7 +113,7 @@ class ModelSpec(BaseModel):
         if self.model_kwargs:
             blob = json.dumps(self.model_kwargs, sort_keys=True, default=str).encode()
             tag += f"@kw{hashlib.sha256(blob).hexdigest()[:8]}"
-        return tag
+        return tag + backend_tag(self.backend, self.precision)
 
     @property
     def results_name(self) -> str:

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config.model_spec import BM25_NAME, ModelSpec
-from .identity import spec_weight_paths
+from ..config.model_spec import BM25_NAME, ModelSpec, backend_tag
+from .identity import backend_identity, spec_weight_paths
 from .models import accepts, load_model, offline_copy, registry_meta
 
 
@@ -38,7 +38,8 @@ def spec_identity(spec: ModelSpec, name: str, revision: str, kind: str) -> dict[
     """The config's settings of a model that can change an embedding (paths are hashed, not named)."""
     return {"name": name, "revision": revision, "kind": kind, "max_seq_length": spec.max_seq_length,
             "model_kwargs": spec.model_kwargs, "factory": spec.factory, "factory_kwargs": spec.factory_kwargs,
-            "trust_remote_code": spec.trust_remote_code, "local": bool(spec.path)}
+            "trust_remote_code": spec.trust_remote_code, "local": bool(spec.path),
+            **backend_identity(spec.backend, spec.precision)}
 
 
 def cache_variant(spec: ModelSpec, kind: str) -> str:
@@ -48,6 +49,8 @@ def cache_variant(spec: ModelSpec, kind: str) -> str:
     if kind == "factory":
         blob = json.dumps([spec.factory, spec.factory_kwargs], sort_keys=True, default=str).encode()
         parts.append(f"factory={hashlib.sha256(blob).hexdigest()[:12]}")
+    if backend_tag(spec.backend, spec.precision):  # an exported / quantised copy: never the reference's vectors
+        parts.append(f"backend={spec.backend},precision={spec.precision}")
     return ",".join(parts)
 
 

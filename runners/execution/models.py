@@ -16,7 +16,7 @@ from typing import Any
 
 from custom_tasks.errors import ConfigError
 
-from ..config.model_spec import BM25_ALIASES, BM25_NAME, ModelSpec
+from ..config.model_spec import BM25_ALIASES, BM25_NAME, ModelSpec, backend_tag
 from .offline_packages import OfflineModelError, offline_model_path
 
 def offline() -> bool:
@@ -62,7 +62,7 @@ def load_model(spec: ModelSpec, device: str | None = None) -> Any:
     if kind == "factory":
         return _load_factory(spec)
     local = spec.path or offline_copy(spec.name)
-    if kind == "sentence-transformers" or local:
+    if kind == "sentence-transformers" or local or backend_tag(spec.backend, spec.precision):
         if local is None:
             local = spec.name  # a hub name sentence-transformers resolves itself (online / HF cache)
         return _load_sentence_transformer(spec, local, device)
@@ -83,6 +83,10 @@ def _load_sentence_transformer(spec: ModelSpec, where: str, device: str | None) 
         raise ConfigError(None, _not_available(spec, e)) from None
     if spec.max_seq_length:
         st.max_seq_length = spec.max_seq_length
+    if backend_tag(spec.backend, spec.precision):  # onnx / openvino / int8: an exported copy (backend_runtime.py)
+        from .backend_runtime import use_backend
+
+        use_backend(st, spec, where)
     meta = registry_meta(spec.name)
     prompts = (meta.loader_kwargs or {}).get("model_prompts") if meta is not None else None
     wrapper = SentenceTransformerEncoderWrapper(st, model_prompts=prompts)
@@ -189,5 +193,12 @@ def check_models(cfg: Any) -> None:
                                         "or `path:` (local folder)")
         if m.path and not Path(m.path).exists():
             raise ConfigError(cfg.path, f"models[{i}]: path '{m.path}' of model '{m.name}' does not exist")
+        if backend_tag(m.backend, m.precision):  # onnxruntime / openvino installed? (one line, exit 2, before any work)
+            from .backend_build import require
+
+            try:
+                require(m.backend, m.precision)
+            except ConfigError as e:
+                raise ConfigError(cfg.path, f"models[{i}] '{m.name}': {e.problem}") from None
         if kind in ("factory", "retriever") and (not m.factory or ":" not in m.factory):
             raise ConfigError(cfg.path, f"models[{i}]: factory must look like 'package.module:function'")

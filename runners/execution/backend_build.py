@@ -1,0 +1,170 @@
+"""Exported / quantised copies of a sentence-transformers model (ONNX Runtime, OpenVINO), built once per content.
+
+sentence-transformers' own `backend="onnx"` needs optimum, whose ONNX exporter pins transformers < 4.58 (this
+project runs transformers 5.x), so the transformer module is exported here with `torch.onnx.export` and run with
+onnxruntime / openvino directly (backend_runtime.py); tokenisation, pooling and normalisation stay the model's own
+sentence-transformers modules. What each (backend, precision) is built from:
+
+* onnx fp32: the transformer's `last_hidden_state` as ONNX (opset 17, dynamic batch and sequence axes);
+* onnx int8: that model through onnxruntime's dynamic quantisation (int8 weights per output channel, uint8
+  activations scaled per batch: MatMulInteger, AVX-512 VNNI kernels where the CPU has them);
+* openvino fp32 / bf16: the ONNX model converted to OpenVINO IR (fp32 weights); bf16 is an inference hint
+  (the CPU plugin computes in bf16 where the CPU has AVX-512 BF16 / AMX) on the same IR;
+* openvino int8: the IR with its weights compressed to int8 by NNCF (data-free: no calibration texts).
+
+Built copies live under `PRIVATE_MTEB_EXPORT_CACHE` (default `~/.cache/private-mteb/exported`), one folder per
+content hash of the source files + backend + precision + the versions of the packages that build them. A copy is
+built in a temporary folder and renamed into place (a folder appears complete or not at all), under a flock, so
+two concurrent runs build it once: the second waits, then finds it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from custom_tasks.errors import ConfigError
+
+from ..results.locks import FileLock
+from ..results.store import env_faults
+from .identity import BACKEND_RUNTIMES, backend_identity, canonical_hash, weights_fingerprint
+
+EXPORT_CACHE_ENV = "PRIVATE_MTEB_EXPORT_CACHE"
+FORMAT = 1  # bump when what is built changes
+ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+#: backend -> (module that must import, pip extra that installs it)
+REQUIRES = {"onnx": (("onnxruntime", "onnx"), "onnx"), "openvino": (("openvino", "onnx"), "openvino")}
+MANIFEST = "build.json"
+
+
+def require(backend: str, precision: str) -> None:
+    """ConfigError (one line, exit 2) when this machine lacks what the backend needs."""
+    import importlib.util
+
+    if backend == "torch":
+        return
+    modules, extra = REQUIRES[backend]
+    if backend == "openvino" and precision == "int8":
+        modules = (*modules, "nncf")
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ConfigError(None, f"encode backend {backend}/{precision} needs {', '.join(missing)}, which is not "
+                                f"installed: pip install 'private-mteb[{extra}]' (or use backend: torch)")
+
+
+def export_root() -> Path:
+    given = os.environ.get(EXPORT_CACHE_ENV)
+    if given:
+        return Path(given).expanduser()
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "private-mteb" / "exported"
+
+
+def artefact_name(source: Path, backend: str, precision: str, model_kwargs: dict[str, Any] | None = None,
+                  label: str = "") -> str:
+    """`<label or folder name>-<backend>-<precision>-<hash>`: the hash covers the source files' contents, the settings that
+    change the exported graph and the builders' versions."""
+    built_as = "fp32" if (backend, precision) == ("openvino", "bf16") else precision  # bf16 is a runtime hint
+    key = canonical_hash({"format": FORMAT, "weights": weights_fingerprint([str(source)]), "backend": backend,
+                          "precision": built_as, "model_kwargs": model_kwargs or {},
+                          "runtime": backend_identity(backend, built_as).get("runtime")}, 20)
+    readable = "".join(c if c.isalnum() or c in "-_." else "_" for c in (label or Path(source).name))[-40:]
+    return f"{readable}-{backend}-{built_as}-{key}"
+
+
+def exported_model(source: str | Path, backend: str, precision: str, model_kwargs: dict[str, Any] | None = None,
+                   root: Path | None = None, st: Any = None, label: str = "") -> Path:
+    """The folder of the built copy (built now if missing: once, atomically, under a lock). `st`: the loaded
+    SentenceTransformer of `source` when the caller has it (saves loading it again for the export)."""
+    require(backend, precision)
+    root = Path(root) if root is not None else export_root()
+    final = root / artefact_name(Path(source), backend, precision, model_kwargs, label)
+    if (final / MANIFEST).exists():
+        return final
+    with env_faults(root):
+        root.mkdir(parents=True, exist_ok=True)
+        with FileLock(root / f"{final.name}.lock"):
+            if (final / MANIFEST).exists():  # built by a concurrent run while we waited
+                return final
+            tmp = root / f".{final.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+            try:
+                t0 = time.perf_counter()
+                tmp.mkdir()
+                _build(Path(source), backend, precision, tmp, model_kwargs or {}, st)
+                manifest = {"source": str(source), "backend": backend, "precision": precision,
+                            "runtime": backend_identity(backend, precision).get("runtime"), "pid": os.getpid(),
+                            "seconds": round(time.perf_counter() - t0, 2)}
+                (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
+                os.rename(tmp, final)  # complete, or not there at all
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def _build(source: Path, backend: str, precision: str, out: Path, model_kwargs: dict[str, Any], st: Any) -> None:
+    onnx_path = _export_onnx(source, out / "model.onnx", model_kwargs, st)
+    if backend == "onnx" and precision == "int8":
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        # weights int8 per output channel (per-tensor scales drift ~8x further on MiniLM: max cosine 0.15 vs 0.02),
+        # only the MatMuls with constant weights (the attention products and the embeddings stay fp32)
+        quantize_dynamic(onnx_path, out / "model.int8.onnx", weight_type=QuantType.QInt8, per_channel=True,
+                         op_types_to_quantize=["MatMul"], extra_options={"MatMulConstBOnly": True})
+        onnx_path.unlink()
+    elif backend == "openvino":
+        import openvino as ov
+
+        model = ov.convert_model(str(onnx_path))
+        if precision == "int8":
+            import nncf
+
+            model = nncf.compress_weights(model, mode=nncf.CompressWeightsMode.INT8_ASYM)
+        ov.save_model(model, str(out / "model.xml"), compress_to_fp16=False)
+        onnx_path.unlink()
+
+
+def _export_onnx(source: Path, path: Path, model_kwargs: dict[str, Any], st: Any) -> Path:
+    """The transformer module of the model as ONNX: named inputs in, `last_hidden_state` out."""
+    import torch
+
+    if st is None:
+        from sentence_transformers import SentenceTransformer
+
+        st = SentenceTransformer(str(source), device="cpu", **model_kwargs)
+    inner = st[0].model
+    example = st.tokenize(["an example sentence to trace", "a second, longer example sentence to trace here"])
+    names = [n for n in ONNX_INPUTS if n in example]
+
+    class LastHidden(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *args: torch.Tensor) -> torch.Tensor:
+            return self.inner(**dict(zip(names, args)), return_dict=True).last_hidden_state
+
+    axes = {n: {0: "batch", 1: "sequence"} for n in [*names, "last_hidden_state"]}
+    import warnings
+
+    with torch.inference_mode(False), torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's notes on Python control flow of the attention mask
+        torch.onnx.export(LastHidden().eval(), tuple(example[n] for n in names), str(path), dynamo=False,
+                          input_names=names, output_names=["last_hidden_state"], dynamic_axes=axes,
+                          opset_version=17, do_constant_folding=True)
+    return path
+
+
+def built_files(folder: Path) -> dict[str, Path]:
+    """What a built copy holds: {'onnx': model(.int8).onnx} or {'openvino': model.xml}."""
+    for name, kind in (("model.int8.onnx", "onnx"), ("model.onnx", "onnx"), ("model.xml", "openvino")):
+        if (folder / name).exists():
+            return {kind: folder / name}
+    raise ConfigError(folder, f"no exported model in {folder}: delete the folder, it is rebuilt on the next run")
+
+
+__all__ = ["BACKEND_RUNTIMES", "EXPORT_CACHE_ENV", "built_files", "export_root", "exported_model", "require"]
