@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .vector_db import VectorDBRetriever
+from .vector_db import VectorDBRetriever, require
 
 
 class LanceDBRetriever(VectorDBRetriever):
@@ -39,7 +39,7 @@ class LanceDBRetriever(VectorDBRetriever):
                  num_partitions: int | None = None, m: int = 16, ef_construction: int = 64, ef: int | None = None,
                  nprobes: int | None = None, refine_factor: int | None = None, limit: int | None = None) -> None:
         super().__init__(embedder, index, limit)
-        import lancedb
+        lancedb = require("lancedb")
 
         self.folder = None if uri else tempfile.mkdtemp(prefix="private-mteb-lancedb-")
         self.db = lancedb.connect(uri or self.folder)

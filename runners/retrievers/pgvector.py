@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .vector_db import VectorDBRetriever
+from .vector_db import VectorDBRetriever, require
 
 OPS = {"cosine": ("<=>", "vector_cosine_ops"), "dot": ("<#>", "vector_ip_ops")}
 
@@ -43,7 +43,8 @@ class PgVectorRetriever(VectorDBRetriever):
                  ef_search: int | None = None, iterative_scan: str | None = None, lists: int = 100,
                  probes: int | None = None, keep_table: bool = False, limit: int | None = None) -> None:
         super().__init__(embedder, index, limit)
-        import psycopg
+        psycopg = require("psycopg")
+        require("pgvector.psycopg")
         from psycopg import sql
 
         self.table = sql.Identifier(table)

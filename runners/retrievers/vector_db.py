@@ -20,6 +20,16 @@ import numpy as np
 INDEXES = ("flat", "hnsw", "ivf")
 
 
+def require(module: str) -> Any:
+    """Import a database client of the `db` extra, saying how to install it when it is missing."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ModuleNotFoundError(f"{module} is not installed ({e}): pip install -e '.[db]'") from None
+
+
 class VectorDBRetriever:
     """`index(corpus)` / `search(queries, top_k)` of a `kind: retriever` over a vector database."""
 
