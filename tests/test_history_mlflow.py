@@ -28,7 +28,6 @@ pytest.importorskip("flask", reason="the tracking server needs the mlflow extra"
 from runners.cli import app  # noqa: E402
 
 runner = CliRunner()
-pytestmark = pytest.mark.slow  # a tracking server takes 20-60 s to start on a busy 2-core machine
 
 
 def _free_port() -> int:
@@ -73,6 +72,7 @@ def tracking_server(tmp_path):
         log.close()
 
 
+@pytest.mark.slow  # a tracking server takes 20-60 s to start on a busy 2-core machine
 def test_runs_are_logged_to_and_read_back_from_a_real_tracking_server(tmp_path, tracking_server):
     from mlflow.tracking import MlflowClient
 
@@ -112,3 +112,11 @@ def test_runs_are_logged_to_and_read_back_from_a_real_tracking_server(tmp_path, 
         both += json.loads(read.output)["timelines"][0]["steps"]
     assert [s["id"] for s in both] == [s["id"] for s in local["timelines"][0]["steps"]]
     assert both[0]["mean"] == local["timelines"][0]["steps"][0]["mean"]
+
+
+def test_an_unreachable_tracking_server_is_one_line_and_exit_2_after_the_history_is_written(tmp_path):
+    cfg = _project(tmp_path, [NP])
+    result = runner.invoke(app, ["run", "-c", str(cfg), "--mlflow", "http://127.0.0.1:9"])
+    assert result.exit_code == 2, result.output
+    assert "MLflow: could not log the runs" in result.output and "Traceback" not in result.output
+    assert "history: 1 record(s) appended" in result.output  # the history does not depend on MLflow

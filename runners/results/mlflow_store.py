@@ -16,28 +16,43 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from .store import EnvironmentFault
 
 RECORD_ARTIFACT = "private-mteb/record.json"
 TAG_RECORD = "private_mteb.record_id"
 _MAX_PARAM = 500  # MLflow keeps long params, but a UI column of 6,000 characters helps nobody
 
 
-class MlflowUnavailable(RuntimeError):
-    """mlflow is not installed: `pip install 'private-mteb[mlflow]'`."""
-
-
 def _client(tracking_uri: str) -> Any:
-    # no download bars on stderr: `history --format json` output and CI logs stay clean (the user may set it)
+    # no download bars on stderr (JSON output, CI logs); an unreachable server fails in seconds, not after
+    # MLflow's default 7 retries with backoff (the user's own settings win)
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "30")
     try:
         from mlflow.tracking import MlflowClient
     except ImportError:
-        raise MlflowUnavailable("MLflow logging needs the mlflow extra: pip install 'private-mteb[mlflow]'") from None
+        raise EnvironmentFault(tracking_uri, "MLflow needs the mlflow extra: pip install 'private-mteb[mlflow]'") from None
     return MlflowClient(tracking_uri=tracking_uri)
+
+
+@contextmanager
+def mlflow_faults(tracking_uri: str, doing: str) -> Iterator[None]:
+    """MLflow's errors (server down, bad URI, refused request) as one line naming the URI, exit 2 in the CLI."""
+    try:
+        yield
+    except EnvironmentFault:
+        raise
+    except Exception as e:  # noqa: BLE001 - MlflowException, requests' errors: all mean "the tracking server said no"
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+        raise EnvironmentFault(tracking_uri, f"MLflow: could not {doing} ({first}): check the tracking URI and "
+                                             "that the server is up") from None
 
 
 def _experiment_id(client: Any, name: str, create: bool) -> str | None:
@@ -83,7 +98,7 @@ def record_metrics(record: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def log_records(records: Sequence[Mapping[str, Any]], tracking_uri: str, experiment: str,
+def _log_records(records: Sequence[Mapping[str, Any]], tracking_uri: str, experiment: str,
                 artifacts: Iterable[Path] = ()) -> list[str]:
     """One MLflow run per record; returns the run ids."""
     from mlflow.entities import Metric, Param, RunTag
@@ -112,7 +127,7 @@ def log_records(records: Sequence[Mapping[str, Any]], tracking_uri: str, experim
     return run_ids
 
 
-def attach_to_latest(tracking_uri: str, experiment: str, pairs: Iterable[tuple[str, str]], path: Path) -> int:
+def _attach_to_latest(tracking_uri: str, experiment: str, pairs: Iterable[tuple[str, str]], path: Path) -> int:
     """Log `path` (e.g. the HTML report) to the newest run of each (candidate label, task); returns how many."""
     client = _client(tracking_uri)
     exp_id = _experiment_id(client, experiment, create=False)
@@ -130,7 +145,7 @@ def attach_to_latest(tracking_uri: str, experiment: str, pairs: Iterable[tuple[s
     return done
 
 
-def read_records(tracking_uri: str, experiment: str) -> tuple[list[dict[str, Any]], list[str]]:
+def _read_records(tracking_uri: str, experiment: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The history records logged to an experiment (oldest first) and the runs that could not be read back."""
     client = _client(tracking_uri)
     exp_id = _experiment_id(client, experiment, create=False)
@@ -156,3 +171,22 @@ def read_records(tracking_uri: str, experiment: str) -> tuple[list[dict[str, Any
                 break
     records.sort(key=lambda r: (str(r.get("time")), str(r.get("id"))))
     return records, damaged
+
+
+def log_records(records: Sequence[Mapping[str, Any]], tracking_uri: str, experiment: str,
+                artifacts: Iterable[Path] = ()) -> list[str]:
+    """One MLflow run per record; returns the run ids."""
+    with mlflow_faults(tracking_uri, "log the runs"):
+        return _log_records(records, tracking_uri, experiment, artifacts)
+
+
+def attach_to_latest(tracking_uri: str, experiment: str, pairs: Iterable[tuple[str, str]], path: Path) -> int:
+    """Log `path` (e.g. the HTML report) to the newest run of each (candidate label, task); returns how many."""
+    with mlflow_faults(tracking_uri, "attach the report"):
+        return _attach_to_latest(tracking_uri, experiment, pairs, path)
+
+
+def read_records(tracking_uri: str, experiment: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The history records logged to an experiment (oldest first) and the runs that could not be read back."""
+    with mlflow_faults(tracking_uri, "read the runs back"):
+        return _read_records(tracking_uri, experiment)
