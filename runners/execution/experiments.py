@@ -115,7 +115,7 @@ def candidates_from_experiments(cfg: BenchmarkConfig) -> list[Candidate]:
     for plan in plan_experiments(cfg):
         if plan.kind == "rerank":  # its first stage: an experiment candidate made above, or a `models:` entry
             first = next((c for c in out if c.name == plan.params["first"]), None)
-            first = first or candidate_from_spec(plan.base, cfg.encode.device, cfg.encode.max_seq_length)
+            first = first or candidate_from_spec(plan.base, cfg.encode.device, cfg.encode.max_seq_length, cfg)
             out.append(rerank_candidate(plan, first, cfg))
             continue
         if plan.base.name not in dense:
