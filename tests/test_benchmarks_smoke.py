@@ -124,7 +124,7 @@ def smoke_runs(tmp_path_factory) -> dict:
 
 def test_scripts_are_discovered():
     names = {p.name for p in SCRIPTS}
-    assert {"bench_runner.py", "bench_stats.py"} <= names
+    assert {"bench_runner.py", "bench_backends.py", "bench_stats.py"} <= names
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.name for p in SCRIPTS])

@@ -59,6 +59,17 @@ def variant_specs(base: ModelSpec, variants: list[tuple[str, str]]) -> list[Mode
     return out
 
 
+def prepare(cfg: BenchmarkConfig, specs: list[ModelSpec], say: Callable[[str], None]) -> list[VariantRun]:
+    """A VariantRun per spec, each model loaded once untimed: exported copies are built now (once per machine, not
+    per run) and the first load's imports are paid before any timing."""
+    runs = [VariantRun(s, s.results_name) for s in specs]
+    for run in runs:
+        say(f"preparing {run.name}")
+        loaded = load_model(run.spec, cfg.encode.device)
+        run.threads = getattr(getattr(loaded, "model", None), "private_mteb_backend", {}).get("threads")
+    return runs
+
+
 def task_texts(task: Any) -> tuple[list[str], list[str]]:
     """(queries, documents) as mteb embeds them for the task's first split: a document is 'title text'."""
     split = task.metadata.eval_splits[0]
@@ -72,35 +83,36 @@ def task_texts(task: Any) -> tuple[list[str], list[str]]:
 def measure(cfg: BenchmarkConfig, task_name: str, specs: list[ModelSpec], repeats: int = 1,
             on_step: Callable[[str], None] | None = None) -> tuple[Any, list[VariantRun]]:
     """(task, runs): each spec's cold runs on the task and its vectors; the first spec is the reference."""
-    from mteb.types import PromptType
-
     say = on_step or (lambda _msg: None)
     task = load_task(task_name)
-    runs = [VariantRun(s, s.results_name) for s in specs]
-    for run in runs:  # build exported copies now (once per machine, not per run); the first load's imports too
-        say(f"preparing {run.name}")
-        loaded = load_model(run.spec, cfg.encode.device)
-        run.threads = getattr(getattr(loaded, "model", None), "private_mteb_backend", {}).get("threads")
+    runs = prepare(cfg, specs, say)
     queries, docs = task_texts(task)
     for r in range(repeats):
-        order = runs if r % 2 == 0 else runs[::-1]
-        for run in order:
+        for run in (runs if r % 2 == 0 else runs[::-1]):
             say(f"run {r + 1}/{repeats}: {run.name}")
-            with tempfile.TemporaryDirectory(prefix="backends-cache-") as cache:
-                cand = candidate_from_spec(run.spec, cfg.encode.device, cfg.encode.max_seq_length)
-                loaded: list[Any] = []
-                cand = dataclasses.replace(cand, load=lambda c=cand: loaded.append(c.load()) or loaded[-1])
-                one = cfg.model_copy(update={"models": [run.spec], "experiments": [], "cache_dir": cache,
-                                             "tasks": [task_name]})
-                t0 = time.perf_counter()
-                (record,) = run_benchmark(one, force=True, show_progress=False, candidates=[cand], tasks=[task])
-                run.seconds.append(time.perf_counter() - t0)
-                if record.status != "ran":
-                    raise RuntimeError(f"{run.name} on {task_name}: {record.status}: {record.reason}")
-                run.scores = record.scores
-                if r == repeats - 1 or run.vectors is None:
-                    run.vectors = _cached_vectors(loaded[0], cand, Path(cache), task, queries, docs, PromptType)
+            cold_run(cfg, run, task, task_name, (queries, docs), vectors=r == repeats - 1)
     return task, runs
+
+
+def cold_run(cfg: BenchmarkConfig, run: VariantRun, task: Any, task_name: str, texts: tuple[list[str], list[str]],
+             vectors: bool = True) -> None:
+    """One `run_benchmark` of run.spec on the task from an empty embedding cache (results to cfg's results folder,
+    re-run even if stored); its seconds appended, its scores and (if `vectors`) its vectors of `texts` kept."""
+    from mteb.types import PromptType
+
+    with tempfile.TemporaryDirectory(prefix="backends-cache-") as cache:
+        cand = candidate_from_spec(run.spec, cfg.encode.device, cfg.encode.max_seq_length)
+        loaded: list[Any] = []
+        cand = dataclasses.replace(cand, load=lambda c=cand: loaded.append(c.load()) or loaded[-1])
+        one = cfg.model_copy(update={"models": [run.spec], "experiments": [], "cache_dir": cache, "tasks": [task_name]})
+        t0 = time.perf_counter()
+        (record,) = run_benchmark(one, force=True, show_progress=False, candidates=[cand], tasks=[task])
+        run.seconds.append(time.perf_counter() - t0)
+        if record.status != "ran":
+            raise RuntimeError(f"{run.name} on {task_name}: {record.status}: {record.reason}")
+        run.scores = record.scores
+        if vectors or run.vectors is None:
+            run.vectors = _cached_vectors(loaded[0], cand, Path(cache), task, *texts, PromptType)
 
 
 def _cached_vectors(model: Any, cand: Any, cache: Path, task: Any, queries: list[str], docs: list[str],

@@ -9,7 +9,8 @@ stale score. The fingerprint hashes:
   `ignore_identical_ids` as mteb sees them;
 * candidate: results name, revision, kind, max_seq_length, model_kwargs, factory + factory_kwargs,
   trust_remote_code, experiment parameters (and the base model's identity for experiments), and for a
-  local model the content hash of its files (weights, config, tokenizer);
+  local model the content hash of its files (weights, config, tokenizer); for an encode backend other than
+  torch fp32, the backend, precision and the versions of the packages that export and run it;
 * output: keep_top_k (the stored rankings).
 
 Hashing a local model folder reads every byte once; the digest of each file is remembered by
@@ -92,6 +93,26 @@ def weights_fingerprint(paths: Sequence[str], memo_dir: Path | None = None) -> s
         except Exception:
             pass
     return canonical_hash(parts, 32)
+
+
+#: the runtime packages whose version can change an exported model's vectors, per backend
+BACKEND_RUNTIMES = {"onnx": ("onnxruntime", "onnx", "torch"), "openvino": ("openvino", "nncf", "onnx", "torch")}
+
+
+def backend_identity(backend: str | None, precision: str | None) -> dict[str, Any]:
+    """{} for the reference (torch fp32: existing fingerprints stay valid), else the backend, the precision and
+    the versions of the packages that export and run it (an upgrade may change the vectors, so it re-runs)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    if (backend or "torch", precision or "fp32") == ("torch", "fp32"):
+        return {}
+    runtime = {}
+    for package in BACKEND_RUNTIMES.get(backend or "torch", ()):
+        try:
+            runtime[package] = version(package)
+        except PackageNotFoundError:
+            runtime[package] = None
+    return {"backend": backend, "precision": precision, "runtime": runtime}
 
 
 #: the runtime packages whose version can change an exported model's vectors, per backend
