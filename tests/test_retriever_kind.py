@@ -106,3 +106,16 @@ def test_kind_retriever_without_a_factory_is_a_config_error(tmp_path: Path) -> N
     path = write_benchmark(tmp_path, [str(TINY_YAML)], models=[{"name": "x", "kind": "retriever"}])
     with pytest.raises(ConfigError, match="kind retriever needs `factory"):
         BenchmarkConfig.from_file(path)
+
+
+def test_a_retriever_with_an_embedder_is_a_rerank_first_stage(tmp_path: Path) -> None:
+    """The first stage is built with the benchmark config (its embedder needs the model and the cache)."""
+    exact = {"name": "toy/exact", "kind": "retriever", "factory": "tests.toy_retrievers:make_exact",
+             "factory_kwargs": {"model": "test/np"}}
+    rerank = {"type": "rerank", "first": "toy/exact", "depth": [5],
+              "reranker": {"name": "toy/overlap", "kind": "factory", "factory": "tests.toy_retrievers:make_overlap_reranker"}}
+    clear_shared()
+    cfg = BenchmarkConfig.from_file(write_benchmark(tmp_path, [str(TINY_YAML)], models=[NP, exact],
+                                                    experiments=[rerank]))
+    recs = run_benchmark(cfg, show_progress=False)
+    assert [r.status for r in recs] == ["ran", "ran", "ran"], [(r.label, r.reason) for r in recs]

@@ -78,3 +78,15 @@ class Exact:
 
 def make_exact(embedder: Any, model: str) -> Exact:
     return Exact(embedder)
+
+
+class Overlap:
+    """A reranker (sentence-transformers' CrossEncoder interface): score = shared words of query and document."""
+
+    def predict(self, pairs: list[tuple[str, str]], **kwargs: Any) -> np.ndarray:
+        return np.array([len(set(re.findall(r"\w+", q.lower())) & set(re.findall(r"\w+", d.lower())))
+                         for q, d in pairs], dtype=np.float32)
+
+
+def make_overlap_reranker() -> Overlap:
+    return Overlap()
