@@ -13,6 +13,7 @@ and reads one stored result's raw per-query data (`stored_result`) for it.
 
 from __future__ import annotations
 
+import glob
 import gzip
 import json
 import os
@@ -73,7 +74,8 @@ class HistoryStore:
         base = self.root / "records"
         if not base.is_dir():
             return out
-        pattern = f"{_safe(label) if label else '*'}/{_safe(task) if task else '*'}/*{RECORD_SUFFIX}"
+        pattern = (f"{glob.escape(_safe(label)) if label else '*'}/{glob.escape(_safe(task)) if task else '*'}"
+                   f"/*{RECORD_SUFFIX}")
         for path in sorted(base.glob(pattern)):
             if path.name.startswith("."):
                 continue  # a temp file of a writer still at work
