@@ -220,3 +220,17 @@ def test_the_report_holds_the_growth_prediction_against_what_the_history_observe
     part = html[html.index('id="over-time"'):]
     assert "predicted vs observed by corpus size" in part and "(+200)" in part
     assert "at 420 documents" in part and "the growth experiment on 220 documents predicted" in part
+
+
+def test_history_and_the_history_gate_start_without_model_libraries_or_pandas(tmp_path):
+    cfg = _project(tmp_path, [NP])
+    _fake_run(tmp_path / "results", scores(0.6), {q: q for q in QUERIES}, "ds1")
+    record_run(tmp_path / "history", tmp_path / "results", [{"name": "test/np", "label": "prod",
+                                                             "task": "TinyKBRetrieval", "status": "ran"}])
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom runners.cli import app\n"
+            f"a = CliRunner().invoke(app, ['history', '-c', {str(cfg)!r}, '--format', 'json'])\n"
+            f"b = CliRunner().invoke(app, ['check', '-c', {str(cfg)!r}, '--baseline', 'history:last'])\n"
+            "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers', 'mteb', 'pandas', 'mlflow') "
+            "if m in sys.modules]\nprint(a.exit_code, b.exit_code, heavy)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip().splitlines()[-1] == "0 0 []", out.stdout + out.stderr
