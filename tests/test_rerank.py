@@ -143,3 +143,23 @@ def test_bad_rerank_entries_are_one_line(tmp_path, entry, message):
     path = write_benchmark(tmp_path, [str(TINY_YAML)], models=[{"name": "bm25", "label": "BM25"}], experiments=[raw])
     r = runner.invoke(app, ["run", "-c", str(path)])
     assert r.exit_code == 2 and message in r.output, r.output
+
+
+def test_a_stale_first_stage_fails_the_reranked_candidate(swept):
+    """The first stage's stored rankings must be those of its current settings, else no reordering of a stale list."""
+    import json
+
+    from runners.execution.run import candidates_for
+    from runners.execution.tasks import load_task
+
+    cfg, _ = swept
+    ident = find_run(cfg.results_path, BM25, TASK) / "identity.json"
+    saved = ident.read_text()
+    try:
+        ident.write_text(json.dumps({**json.loads(saved), "fingerprint": "stale"}))
+        cand = next(c for c in candidates_for(cfg) if c.name == _name(2))
+        records = run_benchmark(cfg, show_progress=False, force=True, candidates=[cand],
+                                tasks=[load_task(t) for t in cfg.tasks])
+        assert records[0].status == "failed" and "not those of its current settings" in records[0].reason
+    finally:
+        ident.write_text(saved)

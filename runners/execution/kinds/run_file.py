@@ -37,7 +37,7 @@ DOC_COLUMNS = ("doc_id", "docid", "corpus_id", "corpus-id")
 TREC_FORMAT = "qid Q0 docid rank score tag"
 
 
-def _number(value: Any, what: str) -> float | None:
+def _number(value: Any) -> float | None:
     """A finite float, or None (missing / not a number / inf / NaN)."""
     if isinstance(value, bool) or is_missing(value):
         return None
@@ -84,10 +84,10 @@ def _read_trec(path: Path, b: _Builder) -> None:
 
         if len(parts) != 6:
             raise error(f"expected 6 whitespace-separated columns `{TREC_FORMAT}`, got {len(parts)}")
-        score = _number(parts[4], "score")
+        score = _number(parts[4])
         if score is None:
             raise error(f"score {parts[4]!r} is not a finite number (columns: {TREC_FORMAT})")
-        if _number(parts[3], "rank") is None:
+        if _number(parts[3]) is None:
             raise error(f"rank {parts[3]!r} is not a number (columns: {TREC_FORMAT})")
         b.add(f"line {lineno}", error, parts[0], parts[2], score)
 
@@ -110,11 +110,11 @@ def _read_rows(path: Path, b: _Builder) -> None:
             names = QUERY_COLUMNS if qcol is None else DOC_COLUMNS
             raise error(f"no {missing} column (one of {', '.join(names)}; found: {', '.join(map(str, row))})")
         if "score" in row and not is_missing(row["score"]):
-            score = _number(row["score"], "score")
+            score = _number(row["score"])
             if score is None:
                 raise error(f"score {row['score']!r} is not a finite number")
         elif "rank" in row and not is_missing(row["rank"]):
-            rank = _number(row["rank"], "rank")
+            rank = _number(row["rank"])
             if rank is None:
                 raise error(f"rank {row['rank']!r} is not a finite number")
             score = -rank
