@@ -20,8 +20,9 @@ from custom_tasks.config import TaskConfig
 from custom_tasks.task import task_from_collection
 from runners.analysis.compare import (
     BORDA, PRIVATE_FLAG, PRIVATE_MEAN, PRIVATE_RANK, PUBLIC_FLAG, PUBLIC_MEAN, PUBLIC_RANK,
-    build_comparison, compare_table, describe_agreement, plot_comparison, to_csv, to_json, to_markdown,
+    build_comparison, compare_table, describe_agreement, to_csv, to_json, to_markdown,
 )
+from runners.analysis.compare_plot import plot_comparison
 from runners.analysis.public import SNAPSHOT_PATH, FolderSource, MtebCacheSource, PublicSourceError, SnapshotSource
 
 REPO = Path(__file__).resolve().parents[1]

@@ -2,7 +2,8 @@
 
 * layers: data flows files -> custom_tasks -> config/results -> search -> execution; analysis
   reads stored results only and never imports the execution layer (or search);
-* no import cycles between modules (module-level imports);
+* no import cycles between files: module A depends on module B when A's file imports B anywhere (module
+  level, inside a function, under ``if TYPE_CHECKING:``): a lazy import hides a cycle, it does not remove it;
 * analysis commands and `--help` start without torch / transformers / sentence-transformers / mteb.
 """
 
@@ -26,7 +27,7 @@ FORBIDDEN = {
     "custom_tasks": {"runners"},
     "runners.config": {"runners.results", "runners.execution", "runners.analysis", "runners.cli"},
     "runners.results": {"runners.config", "runners.search", "runners.execution", "runners.analysis", "runners.cli"},
-    "runners.search": {"runners.execution", "runners.analysis", "runners.cli"},
+    "runners.search": {"runners.config", "runners.execution", "runners.analysis", "runners.cli"},
     "runners.execution": {"runners.analysis", "runners.cli"},
     "runners.analysis": {"runners.execution", "runners.search.ann", "runners.search.hybrid", "runners.cli"},
     # `kind: retriever` adapters: plug-ins handed an embedder, importing no layer of private-mteb
@@ -86,27 +87,49 @@ def test_layers_import_only_what_comes_before_them() -> None:
     assert not bad, "layer violations:\n" + "\n".join(sorted(bad))
 
 
-def test_no_import_cycles_between_modules() -> None:
-    mods = _modules()
-    graph = {n: {i for i in _imports(n, p, top_level_only=True) if i in mods and i != n} for n, p in mods.items()}
+def _import_graph(mods: dict[str, Path]) -> dict[str, set[str]]:
+    """File-level graph: A -> B when A's file imports B anywhere (function-level and TYPE_CHECKING included)."""
+    graph = {n: {i for i in _imports(n, p, top_level_only=False) if i in mods and i != n} for n, p in mods.items()}
     # a package's __init__ importing its own submodules is how re-exports work, not a cycle
-    graph = {n: {i for i in deps if not i.startswith(n + ".")} for n, deps in graph.items()}
+    return {n: {i for i in deps if not i.startswith(n + ".")} for n, deps in graph.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     state: dict[str, int] = {}
     cycles: list[list[str]] = []
 
     def visit(n: str, stack: list[str]) -> None:
         state[n] = 1
-        for m in graph[n]:
+        for m in sorted(graph[n]):
             if state.get(m) == 1:
                 cycles.append(stack[stack.index(m):] + [m])
             elif m not in state:
                 visit(m, stack + [m])
         state[n] = 2
 
-    for n in graph:
+    for n in sorted(graph):
         if n not in state:
             visit(n, [n])
+    return cycles
+
+
+def test_no_import_cycles_between_files() -> None:
+    cycles = _cycles(_import_graph(_modules()))
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_cycle_checker_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
+    """The cycle checker must be able to fail on the cycles a module-level-only view misses: A imports B inside a
+    function, B imports A under `if TYPE_CHECKING:`."""
+    pkg = tmp_path / "runners" / "fake"
+    pkg.mkdir(parents=True)
+    (pkg / "a.py").write_text("def f():\n    from .b import g\n    return g\n")
+    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import f\n\n"
+                              "def g(): ...\n")
+    mods = {"runners.fake.a": pkg / "a.py", "runners.fake.b": pkg / "b.py"}
+    assert _cycles(_import_graph(mods)) == [["runners.fake.a", "runners.fake.b", "runners.fake.a"]]
+    module_level = {n: {i for i in _imports(n, p, top_level_only=True) if i in mods} for n, p in mods.items()}
+    assert _cycles(module_level) == []  # what the module-level-only check saw
 
 
 def test_layer_checker_sees_a_violation(tmp_path: Path) -> None:

@@ -12,9 +12,9 @@ from scipy import stats as sps
 
 from runners.analysis.gate import GateResult, regression_check
 from runners.analysis.stats import (
-    align, bootstrap_ci, breakdown, by_tag, ci_table, holm, metric_label,
-    min_detectable_difference, paired_tests, power_report, power_warning, randomization_test,
+    bootstrap_ci, holm, metric_label, min_detectable_difference, power_warning, randomization_test,
 )
+from runners.analysis.stats_frames import align, breakdown, by_tag, ci_table, paired_tests, power_report
 
 
 def _series(values, prefix="q"):

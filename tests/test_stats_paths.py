@@ -17,7 +17,7 @@ import pytest
 from runners.analysis import stats
 from runners.analysis.gate import regression_check
 from runners.analysis.judged import nan_mean
-from runners.analysis.stats_frames import breakdown, by_tag, ci_table, paired_tests
+from runners.analysis.stats_frames import breakdown, by_tag, ci_table, paired_tests, power_report
 
 
 def _data(n: int, k: int, seed: int) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:
@@ -56,7 +56,7 @@ def test_rows_equal_the_pandas_tables(n: int, k: int, method: str) -> None:
             want = breakdown(series, frame[cols], paired_tests, n_resamples=300, method=method, seed=5, metric="mrr_at_10")
             got = _lean(scores, tags, cols, stats.pair_columns, n_resamples=300, method=method, seed=5, metric="mrr_at_10")
             pd.testing.assert_frame_equal(got, want, check_exact=True)
-        assert stats.power_line(stats.align_scores(scores)) == stats.power_report(series)
+        assert stats.power_line(stats.align_scores(scores)) == power_report(series)
 
 
 def test_layout_matters_so_alignment_keeps_pandas_order() -> None:

@@ -23,7 +23,7 @@ from ..errors import CollectionError
 from ..validate import (KEPT_PER_KIND, LONG_DOC_TOKENS, CollectionBuilder, check_doc_text, checked_id,
                         doc_key_and_tokens, duplicate_doc_warning, long_doc_warning, more_warnings, title_only_warning)
 from ._io import Table, count_rows_upper_bound, display_path
-from .tables import corpus_rows
+from .corpus_rows import corpus_rows
 
 
 def store_folder(t: Table, columns: tuple[str, str, str]) -> Path:

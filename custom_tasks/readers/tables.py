@@ -6,13 +6,13 @@ Also home of the row loaders that beir, trec and evalset share, so every format 
 from __future__ import annotations
 
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any
 
 from ..collection import Collection
 from ..errors import CollectionError
 from ..validate import CollectionBuilder
 from ._io import Table, as_id, as_str, as_text, display_path, is_missing, read_table, resolve
+from .corpus_rows import corpus_rows
 
 
 def tag_value(value: Any) -> str:
@@ -20,31 +20,6 @@ def tag_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(as_text(v) for v in value)
     return as_id(value) if isinstance(value, float) else as_text(value)
-
-
-def corpus_rows(t: Table, doc_id: str, title: str, text: str) -> Iterator[tuple[int, Any, str, str]]:
-    """(loc, raw id, title, text) of every corpus row, streamed, with the field checks every path shares.
-
-    Title is optional, and text may be missing when a title is there: BEIR corpora hold title-only documents
-    and mteb embeds them (title + text); a JSONL corpus where *no* row has the text field is a column-mapping
-    mistake, not a corpus of titles (reported at the first row, as soon as a first row lacks the field).
-    """
-    t.require_columns([doc_id, text])
-    text_seen = t.columns is not None
-    first: tuple[int, dict[str, Any]] | None = None
-    for loc, row in t.rows:
-        first = first or (loc, row)
-        if text in row:
-            text_seen = True
-        elif not text_seen:
-            if not t.has_column(text):  # one more pass over the file, only when the first rows lack it
-                t.get(*first, text)  # raises: missing field, naming the fields found
-            text_seen = True
-        did = t.get(loc, row, doc_id)
-        title_s = as_str(t, loc, row.get(title), "document", did, title)
-        if text not in row and not title_s.strip():
-            t.get(loc, row, text)  # raises: no text and no title
-        yield loc, did, title_s, as_str(t, loc, row.get(text), "document", did, text)
 
 
 def load_corpus(b: CollectionBuilder, t: Table, doc_id: str, title: str, text: str) -> None:

@@ -325,17 +325,6 @@ def agreement(table: pd.DataFrame) -> Agreement:
     return res
 
 
-def plot_comparison(comp: Comparison, path: str | Path,
-                    intervals: Mapping[str, tuple[float, float]] | None = None) -> Path:
-    """Write the public-vs-private scatter (runners/analysis/compare_plot.py) as PNG, or SVG/PDF by suffix."""
-    from .compare_plot import comparison_figure
-    from .plot_text import literal_text
-
-    with literal_text():  # model names with `$` are drawn as typed
-        comparison_figure(comp, intervals).savefig(path, dpi=120, bbox_inches="tight")
-    return Path(path)
-
-
 # --- text formats ------------------------------------------------------------------------------------------
 
 

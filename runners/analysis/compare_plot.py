@@ -8,6 +8,7 @@ bootstrap whiskers from the stored per-query scores, and nothing clipped at the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from .compare import PRIVATE_FLAG, PRIVATE_MEAN, PUBLIC_FLAG, PUBLIC_MEAN, Comparison, _registry
@@ -107,3 +108,11 @@ def comparison_figure(comp: Comparison, intervals: Mapping[str, tuple[float, flo
                 ha="right", va="bottom", fontsize=7, color="0.4")
     fig.tight_layout()
     return fig
+
+
+def plot_comparison(comp: Comparison, path: str | Path,
+                    intervals: Mapping[str, tuple[float, float]] | None = None) -> Path:
+    """Write the public-vs-private scatter as PNG, or SVG/PDF by suffix."""
+    with literal_text():  # model names with `$` are drawn as typed
+        comparison_figure(comp, intervals).savefig(path, dpi=120, bbox_inches="tight")
+    return Path(path)

@@ -27,7 +27,8 @@ from ..config.task_lookup import task_name_for
 from ..results.store import load_ann_agreement, load_candidates, load_per_query
 from .growth import per_doubling
 from .growth_results import growth_rows
-from .stats import ci_table, holm, paired_tests
+from .stats import holm
+from .stats_frames import ci_table, paired_tests
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,8 +11,8 @@ Design choices (why):
   candidate's / pair's numbers depend only on its own scores and the seed.
 * This module computes on plain numpy arrays and returns columns / rows, without pandas:
   `stats` and `check` start fast (pandas + pyarrow cost ~0.4 s to import). The same numbers as
-  pandas tables (``ci_table``, ``paired_tests``, ``breakdown``, ...) live in stats_frames.py and
-  are importable from here too (loaded on first use).
+  pandas tables (``ci_table``, ``paired_tests``, ``breakdown``, ...) live in stats_frames.py
+  (import them from there: it imports this module, never the other way round).
 """
 from __future__ import annotations
 
@@ -37,10 +37,7 @@ __all__ = [
     "tag_groups", "tag_subsets",
     "rows_of", "ttest_rel_p", "min_detectable_difference", "power_warning",
     "bootstrap_counts", "sign_flip_matrix", "bootstrap_ci", "randomization_test", "holm", "CIMethod",
-    # pandas tables, from stats_frames.py on first use
-    "align", "ci_table", "paired_tests", "power_report", "by_tag", "breakdown",
 ]
-_FRAMES = {"align", "ci_table", "paired_tests", "power_report", "by_tag", "breakdown", "PerQuery"}
 
 _METRIC_RE = re.compile(r"^(ndcg|mrr|map|recall|precision)_at_(\d+)$", re.IGNORECASE)
 _METRIC_NAMES = {"ndcg": "nDCG", "mrr": "MRR", "map": "MAP", "recall": "Recall", "precision": "P"}
@@ -48,15 +45,6 @@ _METRIC_NAMES = {"ndcg": "nDCG", "mrr": "MRR", "map": "MAP", "recall": "Recall",
 PAIR_COLUMNS = ["candidate_a", "candidate_b", "n", "mean_a", "mean_b", "diff", "diff_ci_low",
                 "diff_ci_high", "p_randomization", "p_ttest", "p_holm", "cohens_dz",
                 "significant", "verdict", "verdict_dz"]
-
-
-def __getattr__(name: str) -> Any:
-    """The pandas tables load pandas only when asked for (keeps `stats`/`check` start-up fast)."""
-    if name in _FRAMES:
-        from . import stats_frames
-
-        return getattr(stats_frames, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def metric_label(metric: str) -> str:

@@ -36,7 +36,7 @@ class StatsReport:
 
     @property
     def intervals(self) -> pd.DataFrame:
-        """The interval rows as a frame (what `stats.breakdown(..., ci_table)` returns)."""
+        """The interval rows as a frame (what `stats_frames.breakdown(..., ci_table)` returns)."""
         import pandas as pd  # lazy: table and json output never need it
 
         return pd.DataFrame(self.interval_rows)

@@ -75,7 +75,8 @@ def compare(
     download: bool = typer.Option(False, "--download", help="with --public mteb: clone the results repo if absent"),
 ) -> None:
     """Your private scores beside the public MTEB leaderboard, and whether the public ranking predicts yours."""
-    from ..analysis.compare import build_comparison, display_rows, plot_comparison, to_csv, to_json, to_markdown
+    from ..analysis.compare import build_comparison, display_rows, to_csv, to_json, to_markdown
+    from ..analysis.compare_plot import plot_comparison
     from ..analysis.public import PublicSourceError, resolve_public_source
 
     if fmt not in FORMATS:

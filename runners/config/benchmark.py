@@ -13,10 +13,10 @@ from custom_tasks.config_problems import problems, raise_problems
 from custom_tasks.errors import ConfigError
 from custom_tasks.yaml_io import line_at, read_yaml
 
+from ..search.params import LARGE_CORPUS_DOCS  # default `encode.large_corpus_docs` (search reads it too)
 from .model_spec import ENCODES_NOTHING, Backend, ModelSpec, Precision, with_backend
 
 DEFAULT_BENCHMARK = Path("configs/benchmarks/demo.yaml")
-LARGE_CORPUS_DOCS = 200_000  # default `encode.large_corpus_docs`
 
 
 class EncodeOptions(BaseModel):
@@ -143,7 +143,7 @@ class BenchmarkConfig(BaseModel):
         except ValidationError as e:
             found = problems(e, cls, node)
         if isinstance(data.get("experiments"), list):  # before any model loads, with every other problem
-            from .experiments import experiment_problems
+            from .experiment_entries import experiment_problems
 
             found += experiment_problems(data["experiments"], node)
         raise_problems(path, sorted(found, key=lambda p: p[0] or 0))

@@ -111,7 +111,7 @@ def plan_rerank(cfg: Any, entry: RerankEntry, planned: list[Any]) -> list[Any]:
     label), so analysis pairs each reranked candidate with the list it reordered."""
     from custom_tasks.errors import ConfigError
 
-    from .experiments import PREFIX, PlannedCandidate
+    from .planned import PREFIX, PlannedCandidate
     from .model_spec import ModelSpec
 
     first, first_name, first_label = _first_stage(cfg, entry, planned)

@@ -21,8 +21,7 @@ import numpy as np
 from mteb.models.search_wrappers import SearchEncoderWrapper
 
 from .counts import CountsFromInner
-from .params import IndexParams
-from ..config.benchmark import LARGE_CORPUS_DOCS
+from .params import LARGE_CORPUS_DOCS, IndexParams
 from ..results.store import atomic_write_json, read_json, run_dir, tmp_path_for
 
 AGREEMENT_KS = (10, 100)

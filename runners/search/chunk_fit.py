@@ -8,11 +8,20 @@ would cut is said, with counts, instead of silently truncated.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from .chunking import Chunker
     from .tokens import ModelTokens
+
+
+class ChunkShape(Protocol):
+    """What a split's warnings read of a chunker (``chunking.Chunker``, which imports this module)."""
+
+    size: int
+    overlap: int
+    unit: str
+
+    def cap(self, limit: int | None = None) -> int: ...
 
 
 def document_string(title: str, text: str) -> str:
@@ -28,7 +37,7 @@ class SplitReport:
     no_room: list[int] = field(default_factory=list)  # title tokens of documents whose title leaves no room
     lengths: list[int] = field(default_factory=list)  # tokens of each chunk as embedded, specials included
 
-    def warnings(self, chunker: Chunker, tokens: ModelTokens | None) -> list[tuple[str, str]]:
+    def warnings(self, chunker: ChunkShape, tokens: ModelTokens | None) -> list[tuple[str, str]]:
         """(kind, message) pairs, each with counts; none when every chunk fits the model."""
         if tokens is None:
             return []

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 IndexKind = Literal["flat", "hnsw", "ivf"]
+LARGE_CORPUS_DOCS = 200_000  # default `encode.large_corpus_docs`: from this many documents, block-wise search
 Fusion = Literal["rrf", "weighted"]
 
 

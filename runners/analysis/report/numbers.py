@@ -13,7 +13,8 @@ from typing import Any
 import pandas as pd
 
 from ...config.benchmark import StatsOptions
-from .. import stats
+from .. import stats_frames as frames
+from ..stats import holm
 from .data import TaskData, quiet
 
 MIN_SUBSET = 5  # smaller tag subsets give intervals too wide to read; they are listed as skipped
@@ -34,29 +35,29 @@ def subsets(td: TaskData, metric: str) -> tuple[list[Subset], list[str]]:
     if td.tags is None:
         return out, skipped
     for col in td.tags.columns:
-        for value, sub in quiet(stats.by_tag, per_query, td.tags, col).items():
-            n = len(quiet(stats.align, sub)) if all(len(s) for s in sub.values()) else 0
+        for value, sub in quiet(frames.by_tag, per_query, td.tags, col).items():
+            n = len(quiet(frames.align, sub)) if all(len(s) for s in sub.values()) else 0
             (out.append(Subset(f"{col}={value}", sub)) if n >= MIN_SUBSET else skipped.append(f"{col}={value}"))
     return out, skipped
 
 
 def intervals(td: TaskData, metric: str, opts: StatsOptions) -> pd.DataFrame:
-    """Mean and bootstrap CI of every candidate on the common queries (stats.ci_table)."""
-    return quiet(stats.ci_table, td.scores[metric], opts.resamples, opts.confidence, opts.method, opts.seed)
+    """Mean and bootstrap CI of every candidate on the common queries (frames.ci_table)."""
+    return quiet(frames.ci_table, td.scores[metric], opts.resamples, opts.confidence, opts.method, opts.seed)
 
 
 def vs_baseline(sub: Subset, baseline: str, opts: StatsOptions, metric: str) -> pd.DataFrame:
     """candidate - baseline per candidate: diff, paired bootstrap CI, randomization p, Holm over this subset.
 
-    The baseline goes last so every pair stats.paired_tests forms with it reads (candidate, baseline).
+    The baseline goes last so every pair frames.paired_tests forms with it reads (candidate, baseline).
     """
     order = [c for c in sub.scores if c != baseline] + [baseline]
     if len(order) < 2 or baseline not in sub.scores:
         return pd.DataFrame()
-    pairs = quiet(stats.paired_tests, {c: sub.scores[c] for c in order}, opts.resamples, opts.seed,
+    pairs = quiet(frames.paired_tests, {c: sub.scores[c] for c in order}, opts.resamples, opts.seed,
                   1 - opts.confidence, metric, opts.method)
     pairs = pairs[pairs["candidate_b"] == baseline].copy()
-    pairs["p_holm"] = stats.holm(pairs["p_randomization"].to_numpy())
+    pairs["p_holm"] = holm(pairs["p_randomization"].to_numpy())
     pairs["significant"] = pairs["p_holm"] < 1 - opts.confidence
     pairs.insert(0, "subset", sub.name)
     return pairs.reset_index(drop=True)
@@ -66,7 +67,7 @@ def all_pairs(td: TaskData, metric: str, opts: StatsOptions) -> pd.DataFrame:
     """Every pair, Holm over all pairs: the family `private-mteb stats` uses."""
     if len(td.scores[metric]) < 2:
         return pd.DataFrame()
-    return quiet(stats.paired_tests, td.scores[metric], opts.resamples, opts.seed, 1 - opts.confidence,
+    return quiet(frames.paired_tests, td.scores[metric], opts.resamples, opts.seed, 1 - opts.confidence,
                  metric, opts.method)
 
 
@@ -87,7 +88,7 @@ def pair_row(pairs: pd.DataFrame, a: str, b: str) -> dict[str, Any] | None:
 
 
 def power_line(td: TaskData, metric: str) -> str:
-    return quiet(stats.power_report, td.scores[metric], metric)[1]
+    return quiet(frames.power_report, td.scores[metric], metric)[1]
 
 
 def win_tie_loss(a: pd.Series, b: pd.Series, tol: float = 1e-9) -> tuple[int, int, int]:
