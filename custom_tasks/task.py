@@ -257,5 +257,22 @@ def register_all(directory: Path | None = None) -> list[str]:
     return names
 
 
+def register_project_tasks(path: Path) -> list[Path]:
+    """Register the tasks of the current project and of the project `path` (a results folder) lies in, found
+    upward from it like the current one, so results read from anywhere know their tasks. Returns the tasks
+    folders looked in (one with $PRIVATE_MTEB_PROJECT / $PRIVATE_MTEB_TASKS_DIR set: those decide)."""
+    import os
+
+    from .config import DEFAULT_TASKS_DIR, PROJECT_ENV, TASKS_DIR_ENV, project_root, tasks_dir
+
+    register_all()
+    folders = [tasks_dir()]
+    own = project_root(path.resolve()) / DEFAULT_TASKS_DIR
+    if not (os.environ.get(PROJECT_ENV) or os.environ.get(TASKS_DIR_ENV)) and own.is_dir() and own not in folders:
+        register_all(own)
+        folders.append(own)
+    return folders
+
+
 def _class_name(name: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in name) + "Task"

@@ -84,3 +84,30 @@ def test_tasks_validate_outside_a_project_says_where_it_looked_and_how_to_point(
     ok = runner.invoke(app, ["tasks", "validate", "TinyKBRetrieval", "-c", bench])
     assert ok.exit_code == 0, ok.output
     assert "ok TinyKBRetrieval" in ok.output
+
+
+def test_compare_results_outside_the_cwd_find_the_tasks_of_their_project(tmp_path, monkeypatch):
+    """`compare --results DIR` (no -c) from another folder: the tasks come from the project DIR lies in, not the cwd;
+    results that lie in no project get a note saying how to point at one."""
+    from runners.analysis.compare import load_private
+
+    monkeypatch.delenv("PRIVATE_MTEB_PROJECT", raising=False)
+    monkeypatch.delenv("PRIVATE_MTEB_TASKS_DIR", raising=False)
+    name = f"DiscoveryProbe{tmp_path.name.replace('-', '').replace('_', '')}Retrieval"  # never registered before
+    tiny = yaml.safe_load((REPO / "tests" / "configs" / "kb_tiny.yaml").read_text())
+    tiny.update(name=name, source={**tiny["source"], "path": str(REPO / "tests" / "fixtures" / "kb_tiny")})
+    project = tmp_path / "proj"
+    (project / "configs" / "tasks").mkdir(parents=True)
+    (project / "configs" / "tasks" / "probe.yaml").write_text(yaml.safe_dump(tiny))
+    write_result(project / "results", "acme/one", "r1", name, 0.61)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+
+    _, private, notes = load_private(project / "results")
+    assert private == [name] and not any("no such task" in n for n in notes), notes
+
+    lone = tmp_path / "lone"  # results in no project: skipped, and the note says how to point at the project
+    write_result(lone, "acme/one", "r1", name + "X", 0.5)
+    _, private, notes = load_private(lone)
+    note = next(n for n in notes if "no such task" in n)
+    assert name + "X" in note and "-c BENCHMARK.yaml" in note and "--project DIR" in note, note

@@ -126,17 +126,18 @@ def load_private(results_dir: str | Path, requested: Sequence[str] = ()) -> tupl
     """Private results (mteb ResultCache layout) for configured private tasks: (results, task names, notes)."""
     import mteb
 
-    from custom_tasks.task import register_all
+    from custom_tasks.task import register_project_tasks
 
-    register_all()
     root, notes = Path(results_dir), []
+    folders = register_project_tasks(root)
     if not (root / "results").is_dir():
         return _empty(), list(requested), [f"no private results in {root} (expected {root}/results/...): run the benchmark first"]
     cache = mteb.ResultCache(root)
     found = set(cache.get_task_names(include_remote=False))
     unknown = sorted(n for n in found if n not in _registry())
     if unknown:
-        notes.append(f"results for {', '.join(unknown)} skipped: no such task in configs/tasks")
+        notes.append(f"results for {', '.join(unknown)} skipped: no such task in {' or '.join(map(str, folders))} "
+                     "(pass -c BENCHMARK.yaml, whose tasks are known from anywhere, or --project DIR)")
     private = sorted(n for n in found if _is_private(n))
     if requested:
         notes += [f"no private results for {t}" for t in requested if t not in private]
