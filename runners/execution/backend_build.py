@@ -137,7 +137,8 @@ def _export_onnx(source: Path, path: Path, model_kwargs: dict[str, Any], st: Any
 
         st = SentenceTransformer(str(source), device="cpu", **model_kwargs)
     inner = st[0].model
-    example = st.tokenize(["an example sentence to trace", "a second, longer example sentence to trace here"])
+    tokenize = getattr(st, "preprocess", None) or st.tokenize  # sentence-transformers 6 renamed tokenize
+    example = tokenize(["an example sentence to trace", "a second, longer example sentence to trace here"])
     names = [n for n in ONNX_INPUTS if n in example]
 
     class LastHidden(torch.nn.Module):
