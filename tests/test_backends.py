@@ -60,6 +60,14 @@ def test_benchmark_default_backend_applies_to_models_without_one():
     assert [m.results_name for m in cfg.models] == [f"{MINILM}@onnx-int8", MINILM, "mteb/baseline-bm25s"]
 
 
+def test_experiment_base_model_not_listed_gets_the_benchmark_backend():
+    from runners.config.benchmark import BenchmarkConfig
+    from runners.config.experiments import base_spec
+
+    cfg = BenchmarkConfig(tasks=["x"], models=[{"name": "bm25"}], encode={"backend": "onnx"})
+    assert base_spec(cfg, MINILM).results_name == f"{MINILM}@onnx"
+
+
 def _invoke(args: list[str]) -> tuple[int, str]:
     from runners.cli import app
 

@@ -31,7 +31,7 @@ from ..search.params import fusion_tag
 from .benchmark import BenchmarkConfig
 from .experiment_entries import TYPES, AnnEntry, ChunkEntry, GrowthEntry, HybridEntry, _ADAPTER, entry_base
 from .experiment_entries import experiment_problems
-from .model_spec import ModelSpec
+from .model_spec import ModelSpec, with_backend
 from .planned import PREFIX, PlannedCandidate  # PlannedCandidate, TYPES, entry_base: callers import them from here
 from .rerank import RerankEntry, plan_rerank
 
@@ -54,7 +54,8 @@ def parse_experiments(cfg: BenchmarkConfig) -> list[HybridEntry | ChunkEntry | A
 def base_spec(cfg: BenchmarkConfig, name: str) -> ModelSpec:
     """The base model's entry under `models:` (by name or label), else a plain entry for the name."""
     found = next((m for m in cfg.models if name in (m.name, m.label)), None)
-    return found or ModelSpec(name=name, max_seq_length=cfg.encode.max_seq_length)
+    return found or with_backend(ModelSpec(name=name, max_seq_length=cfg.encode.max_seq_length), cfg.encode.backend,
+                                 cfg.encode.precision)
 
 
 def plan_entry(entry: HybridEntry | ChunkEntry | AnnEntry, base: ModelSpec) -> list[PlannedCandidate]:
