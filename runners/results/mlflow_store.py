@@ -116,9 +116,11 @@ def _log_records(records: Sequence[Mapping[str, Any]], tracking_uri: str, experi
                 "private_mteb.git_dirty": str((record.get("git") or {}).get("dirty"))}
         run = client.create_run(exp_id, start_time=when, tags=tags, run_name=f"{cand.get('label')} on {record.get('task')}")
         rid = run.info.run_id
-        client.log_batch(rid, metrics=[Metric(k, v, when, 0) for k, v in record_metrics(record).items()],
-                         params=[Param(k, v) for k, v in record_params(record).items()],
-                         tags=[RunTag(k, v) for k, v in tags.items()])
+        metrics = [Metric(k, v, when, 0) for k, v in record_metrics(record).items()]
+        params = [Param(k, v) for k, v in record_params(record).items()]
+        for i in range(0, max(len(metrics), len(params), 1), 100):  # MLflow takes at most 100 params per batch
+            client.log_batch(rid, metrics=metrics[i:i + 100], params=params[i:i + 100],
+                             tags=[RunTag(k, v) for k, v in tags.items()] if i == 0 else [])
         client.log_text(rid, json.dumps(record, allow_nan=True), RECORD_ARTIFACT)
         for path in files:
             client.log_artifact(rid, str(path), "private-mteb")
