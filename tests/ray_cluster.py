@@ -64,6 +64,19 @@ exit $rc
 """
 
 
+def run_in_namespace(command: str, *, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """The shell `command` in the same kind of namespace (loopback only, own PIDs), with no cluster started."""
+    script = f"""
+set -u
+ip link set lo up
+export PYTHONPATH={shlex.quote(str(REPO))} RAY_USAGE_STATS_ENABLED=0
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+{command}
+"""
+    return subprocess.run(["unshare", *_flags(), "bash", "-c", script], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout)
+
+
 def run_in_cluster(command: str, *, port: int = PORT, timeout: float = 900, capture: bool = True,
                    object_store_bytes: int = 100_000_000) -> subprocess.CompletedProcess[str]:
     """Start the cluster (1 CPU per node), run the shell `command` with RAY_TEST_ADDRESS set, stop it.

@@ -56,8 +56,8 @@ def _compare(tmp_path, model: dict, atol: float) -> None:
     ray_cfg, local_cfg = _cfg(tmp_path, "ray", model, "ray"), _cfg(tmp_path, "local", model, "local")
     ray_rec = run_benchmark(ray_cfg, show_progress=False)[0]
     local_rec = run_benchmark(local_cfg, show_progress=False)[0]
-    assert ray_rec.encoded == 0 and ray_rec.reused > 0  # mteb found every vector in the cache
-    assert local_rec.encoded > 0
+    assert local_rec.encoded > 0  # the record counts what the cluster encoded, as a local run counts its own
+    assert (ray_rec.encoded, ray_rec.reused) == (local_rec.encoded, local_rec.reused)
     (ray_store,), (local_store,) = _stores(ray_cfg), _stores(local_cfg)
     keys = local_store._unique_keys()
     assert len(ray_store) == len(keys)
@@ -67,10 +67,37 @@ def _compare(tmp_path, model: dict, atol: float) -> None:
 
 
 def test_ray_vectors_and_scores_equal_the_local_run(tmp_path):
+    _compare(tmp_path, SYN, atol=0)
+
+
+def test_actors_request_a_cpu_each_and_encode_on_both_nodes(tmp_path):
+    """Where the batches ran, as the actors report it: both nodes, every try (packing put both on one node)."""
     import ray
 
-    _compare(tmp_path, SYN, atol=0)
-    assert len({n["NodeID"] for n in ray.nodes() if n["Alive"]}) == 2
+    from runners.execution.embedding_cache import CachedEncoder
+    from runners.execution.ray_encode import actor_options, ray_pre_encode
+    from runners.execution.tasks import load_task
+
+    task = load_task(str(TINY_YAML))
+    alive = {n["NodeID"] for n in ray.nodes() if n["Alive"]} if ray.is_initialized() else set()
+    for attempt in range(3):
+        model = CachedEncoder(SyntheticEncoder(dim=8), VectorStore(tmp_path / f"store{attempt}"))
+        report = ray_pre_encode(model, lambda: SyntheticEncoder(dim=8), [task], address=ADDRESS, actors=2,
+                                batch_size=2, connect_timeout=30)
+        alive = alive or {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+        assert len(alive) == 2 and set(report.nodes) == alive, (attempt, report.nodes)
+        assert all(n > 0 for n in report.nodes.values()) and report.texts == 22 == sum(report.nodes.values())
+        assert report.per_task == {task.metadata.name: 22} and report.actors == 2
+    options, group = actor_options(ray, 2, gpu=False)
+    try:
+        assert [o["num_cpus"] for o in options] == [1, 1] and group is not None  # STRICT_SPREAD: one per node
+    finally:
+        from ray.util.placement_group import remove_placement_group
+
+        remove_placement_group(group)
+    options, group = actor_options(ray, 5, gpu=False)  # more actors than free CPUs: capped, never stuck
+    assert len(options) == 2 and group is not None
+    remove_placement_group(group)
 
 
 _DRIVER = """
@@ -94,7 +121,7 @@ def test_a_killed_driver_loses_only_batches_in_flight_and_the_rerun_resumes(tmp_
     stored = len(store)
     assert 4 <= stored < 22  # 12 documents + 10 queries: some batches stored, not all
     rec = run_benchmark(cfg, show_progress=False)[0]
-    assert rec.status == "ran" and rec.encoded == 0
+    assert rec.status == "ran" and (rec.encoded, rec.reused) == (22 - stored, stored)  # the rest, on the cluster
     store.refresh()
     assert len(store) == 22
 

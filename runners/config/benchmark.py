@@ -26,7 +26,8 @@ class EncodeOptions(BaseModel):
     device: str | None = None
     max_seq_length: int | None = None
     engine: Literal["local", "ray"] = "local"  # ray: missing texts are encoded on a Ray cluster first
-    address: str | None = None  # Ray: "auto" (a cluster this machine belongs to) or "ray://host:10001"
+    address: str | None = None  # Ray: "auto" (a cluster this machine belongs to), "host:6379" or "ray://host:10001"
+    connect_timeout: float = Field(default=30.0, gt=0)  # Ray: seconds to connect to `address`, then exit 2
     actors: int = Field(default=2, ge=1)  # Ray actors, each loads the model once
     ray_batch_size: int = Field(default=1024, ge=1)  # texts per Ray task; each finished one is cached at once
     large_corpus_docs: int = Field(default=LARGE_CORPUS_DOCS, ge=0)  # from this many documents: block-wise search from the cache
