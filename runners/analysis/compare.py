@@ -59,6 +59,7 @@ class Comparison:
     long_frame: pl.DataFrame  # mteb's long results frame the table was computed from
     private_results_dir: Path | None = None  # where per-query scores (for the plot's CI whiskers) live
     public_board_size: int = 0  # public entries the public ranks are taken over (not only the rows shown)
+    main_scores: dict[str, str] = field(default_factory=dict)  # task -> its metadata main_score (plots need no mteb)
 
 
 def _registry() -> dict[str, Any]:
@@ -273,7 +274,8 @@ def build_comparison(private_results_dir: str | Path = "results", public_source:
     notes.append(f"revisions: {REVISION_POLICY}")
     comp = Comparison(table, ranks, priv_cols, pub_cols, public_set, source.label, revisions,
                       agreement(table), notes, long, Path(private_results_dir),
-                      public_board_size=len({mr.model_name for mr in pub}))
+                      public_board_size=len({mr.model_name for mr in pub}),
+                      main_scores={t.metadata.name: t.metadata.main_score for t in [*private_tasks, *public_tasks]})
     return comp
 
 

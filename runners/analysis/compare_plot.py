@@ -15,14 +15,19 @@ from .compare import PRIVATE_FLAG, PRIVATE_MEAN, PUBLIC_FLAG, PUBLIC_MEAN, Compa
 from .plot_text import literal_text
 
 
-def _main_score_label(task_names: Sequence[str]) -> str:
+def _main_score(comp: Comparison, task: str) -> str | None:
+    """The task's main score as the comparison recorded it, else from mteb's registry."""
+    if task in comp.main_scores:
+        return comp.main_scores[task]
+    cls = _registry().get(task)
+    return getattr(getattr(cls, "metadata", None), "main_score", None) if cls is not None else None
+
+
+def _main_score_label(comp: Comparison, task_names: Sequence[str]) -> str:
     """The main metric of these tasks as people read it ("nDCG@10"), or "main score" when they differ."""
     from .stats import metric_label
 
-    scores = set()
-    for name in task_names:
-        cls = _registry().get(name)
-        scores.add(getattr(getattr(cls, "metadata", None), "main_score", None) if cls is not None else None)
+    scores = {_main_score(comp, name) for name in task_names}
     return metric_label(scores.pop()) if len(scores) == 1 and None not in scores else "main score"
 
 
@@ -45,8 +50,7 @@ def private_intervals(comp: Comparison, confidence: float = 0.95, n_resamples: i
     for model in comp.table.index[comp.table[PRIVATE_MEAN].notna()]:
         boots = []
         for task in comp.private_tasks:
-            cls = _registry().get(task)
-            metric = getattr(getattr(cls, "metadata", None), "main_score", None) or "ndcg_at_10"
+            metric = _main_score(comp, task) or "ndcg_at_10"
             rev = revs.loc[(revs["model"] == model) & (revs["task"] == task), "revision"] if len(revs) else []
             try:
                 s = load_per_query(comp.private_results_dir, str(model), task, metric,
@@ -91,7 +95,7 @@ def comparison_figure(comp: Comparison, intervals: Mapping[str, tuple[float, flo
             ys += [ci[0], ci[1]]
         ax.scatter(x, y, s=40, facecolors="none" if hollow else "C0", edgecolors="C0", zorder=3)
         ax.annotate(str(model).split("/")[-1], (x, y), fontsize=8, xytext=(5, 4), textcoords="offset points")
-    pub_label, priv_label = _main_score_label(comp.public_tasks), _main_score_label(comp.private_tasks)
+    pub_label, priv_label = _main_score_label(comp, comp.public_tasks), _main_score_label(comp, comp.private_tasks)
     ax.set_xlabel(f"public: mean {pub_label}, {comp.public_set} ({len(comp.public_tasks)} tasks)")
     ax.set_ylabel(f"private: mean {priv_label} ({len(comp.private_tasks)} task{'s' * (len(comp.private_tasks) != 1)})"
                   + (", 95% CI" if intervals else ""))

@@ -1,8 +1,8 @@
 """Section 6: private vs public, through runners.analysis.compare (the numbers `compare` prints).
 
-mteb is imported only when this section is built (compare loads results with mteb's own code); the
-public scores come from the snapshot shipped with private-mteb unless a source is named, so the section
-needs no network.
+mteb is imported only when this section's comparison is computed (compare loads results with mteb's own code);
+with the shipped snapshot (the default) the result is kept by content (compare_cache), so a report on unchanged
+results imports no mteb. The public scores need no network.
 """
 
 from __future__ import annotations
@@ -32,14 +32,19 @@ def _register(configs: list[TaskConfig | None]) -> None:
 def public_section(results_dir: Path, tasks: list[TaskData], cands: list[Candidate], public: str | None = None,
                    ) -> Section | None:
     """Scatter of public mean vs private mean (with private CI whiskers) and the rank-correlation sentence."""
-    from ..compare import PRIVATE_MEAN, PRIVATE_RANK, PUBLIC_MEAN, PUBLIC_RANK, build_comparison
+    from ..compare import PRIVATE_MEAN, PRIVATE_RANK, PUBLIC_MEAN, PUBLIC_RANK, Comparison, build_comparison
+    from ..compare_cache import cached_comparison
     from ..compare_plot import comparison_figure, private_intervals
     from ..public import resolve_public_source
 
-    _register([td.config for td in tasks])
     source = resolve_public_source(public)
-    comp = build_comparison(results_dir, source, [td.name for td in tasks], [c.name for c in cands],
-                            include_public_only=False)
+    names, models = [td.name for td in tasks], [c.name for c in cands]
+
+    def build() -> Comparison:
+        _register([td.config for td in tasks])
+        return build_comparison(results_dir, source, names, models, include_public_only=False)
+
+    comp = cached_comparison(results_dir, source, [td.config for td in tasks], names, models, build)
     both = comp.table[comp.table[PRIVATE_MEAN].notna() & comp.table[PUBLIC_MEAN].notna()]
     if both.empty:
         return None
