@@ -17,6 +17,7 @@ PRIVATE_NAMES: dict[str, tuple[str, str]] = {
     "mrr": ("mteb._evaluators.retrieval_metrics", "mrr"),
     "create_dataloader": ("mteb._create_dataloaders", "create_dataloader"),
     "custom_collate_fn": ("mteb._create_dataloaders", "_custom_collate_fn"),
+    "combine_queries_with_instruction_text": ("mteb._create_dataloaders", "_combine_queries_with_instruction_text"),
     "borda_rank_from_long": ("mteb.benchmarks._create_table", "_borda_rank_from_long"),
     "build_per_task_pivot": ("mteb.benchmarks._create_table", "_build_per_task_pivot"),
     "skipna_false_mean": ("mteb.benchmarks._create_table", "_skipna_false_mean"),
@@ -62,6 +63,11 @@ def mrr(qrels: Any, results: Any, k_values: list[int]) -> Any:
 
 def create_dataloader(*args: Any, **kwargs: Any) -> Any:
     return private("create_dataloader")(*args, **kwargs)
+
+
+def combine_queries_with_instruction_text(*args: Any, **kwargs: Any) -> Any:
+    """Query text as mteb's retrieval search sees it (instructions appended), for searches outside mteb's loader."""
+    return private("combine_queries_with_instruction_text")(*args, **kwargs)
 
 
 def custom_collate_fn() -> Any:

@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from mteb._create_dataloaders import _combine_queries_with_instruction_text, create_dataloader
 from mteb.types import PromptType
+
+from custom_tasks.mteb_private import combine_queries_with_instruction_text, create_dataloader
 
 from .ann import AGREEMENT_KS, AGREEMENT_LABELS, overlap_at_k, save_agreement
 from .counts import CountsFromInner
@@ -183,7 +184,7 @@ class RetrieverSearch(CountsFromInner):
                encode_kwargs: Any, top_ranked: Any = None, num_proc: int | None = None,
                **kwargs: Any) -> dict[str, dict[str, float]]:
         ids = [str(q) for q in queries["id"]]
-        texts = [str(t) for t in _combine_queries_with_instruction_text(queries)["text"]]
+        texts = [str(t) for t in combine_queries_with_instruction_text(queries)["text"]]
         if self.embedder is not None:
             self.embedder.bind_queries(queries, _call(task_metadata, hf_split, hf_subset, encode_kwargs, num_proc))
         t0 = time.perf_counter()
