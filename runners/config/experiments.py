@@ -15,6 +15,8 @@ one parameter and expands to one candidate per value, named `private-mteb/<model
                                        # corpus-growth curve (no candidates: runners/execution/growth.py)
   - {type: growth, model: <model>, fractions: [0.5, 1.0, 2.0, 4.0], distractors: other_kb.yaml}
                                        # beyond 1.0: the corpus plus another collection's documents
+  - {type: rerank, first: BM25, reranker: <cross-encoder | {name, kind: bi-encoder}>, depth: [20, 50, 100]}
+                                       # the first stage's stored top-depth reordered (runners/config/rerank.py)
 """
 
 from __future__ import annotations
