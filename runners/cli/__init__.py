@@ -23,6 +23,7 @@ from .growth import growth_cmd
 from .common import App, report_error, warnings_on_console
 from .compare import compare
 from .init import init_cmd
+from .latency import latency_cmd
 from .report import report_cmd
 
 app = App(add_completion=True, no_args_is_help=True,
@@ -61,6 +62,7 @@ app.command("run")(run.run)
 app.command("stats")(analysis.stats_cmd)
 app.command("check")(analysis.check_cmd)
 app.command("experiments")(analysis.experiments_cmd)
+app.command("latency")(latency_cmd)
 app.command("compare")(compare)
 app.command("growth")(growth_cmd)
 app.command("backends")(backends_cmd)

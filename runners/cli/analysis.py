@@ -51,11 +51,13 @@ def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
     from ..analysis.stats import metric_label
 
     label = metric_label(rep.metric)
+    costs = any("p50_ms" in r for r in rep.interval_rows)  # a latency pass stored figures (analysis/cost.py)
     t = Table("subset", "model", "n", label, f"{int(confidence * 100)}% CI",
+              *(["p50 ms", "p95 ms", "bytes/doc", "docs/s"] if costs else []),
               title=f"{rep.task} — {label} ({rep.n_queries} queries, {resamples} resamples)")
     for r in rep.interval_rows:  # plain rows, not frames: the table format never imports pandas
         t.add_row(r["subset"], r["candidate"], str(r["n_queries"]), fmt4(r["mean"]),
-                  f"[{fmt4(r['ci_low'])}, {fmt4(r['ci_high'])}]")
+                  f"[{fmt4(r['ci_low'])}, {fmt4(r['ci_high'])}]", *(_cost_cells(r) if costs else []))
     console.print(t)
     by_subset: dict[str, list[dict[str, Any]]] = {}
     for r in rep.pair_rows:
@@ -68,6 +70,37 @@ def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
     console.print(Text.assemble(("power:", "yellow"), f" {rep.power}"))
 
 
+def _cost_cells(r: dict[str, Any]) -> list[str]:
+    from ..analysis.cost import human_bytes, ms
+
+    def num(v: Any) -> str:
+        return "–" if v is None else f"{v:.1f}"
+
+    return [ms(r.get("p50_ms")), ms(r.get("p95_ms")), human_bytes(r.get("bytes_per_doc")), num(r.get("docs_per_s"))]
+
+
+def _decision(rep: Any, task_name: str, names: list[str], results_dir: Path, margin: Optional[float],
+              confidence: float) -> Optional[dict[str, Any]]:
+    """Cost columns into the report's interval rows, and the cheapest-not-worse sentence (None: nothing measured)."""
+    from ..analysis.cost import attach, cheapest_not_worse, cost_rows
+    from ..analysis.per_query import label_of
+    from ..analysis.stats import metric_label
+
+    costs = cost_rows(results_dir, task_name, names, {n: label_of(results_dir, n) for n in names})
+    if not attach(rep.interval_rows, costs):
+        return None
+    found = cheapest_not_worse(rep.interval_rows, rep.pair_rows, costs, metric_label(rep.metric), margin, confidence)
+    missing = [f"{r['candidate']}: {r['note']}" for r in costs if r["p50_ms"] is None]
+    return {"task": task_name, "metric": rep.metric, **(found or {"sentence": ""}), "not_timed": missing}
+
+
+def _print_decision(d: dict[str, Any]) -> None:
+    if d.get("sentence"):
+        console.print(Text.assemble(("cost:", "bold"), f" {d['sentence']}"), highlight=False)
+    for line in d.get("not_timed") or []:
+        console.print(Text(f"  {line}", style="dim"), highlight=False)
+
+
 def _markdown(df: Any) -> str:
     """A frame as a Markdown table whose text cells (labels, tag values) are literal Markdown."""
     from ..analysis.markdown_text import md_text
@@ -75,8 +108,9 @@ def _markdown(df: Any) -> str:
     return df.map(lambda v: md_text(v) if isinstance(v, str) else v).to_markdown(index=False)
 
 
-def _stats_csv(reports: list[Any]) -> str:
-    """One table: a row per interval and per pair (`kind`), each with its task, metric and power line."""
+def _stats_csv(reports: list[Any], decisions: Optional[list[dict[str, Any]]] = None) -> str:
+    """One table: a row per interval and per pair (`kind`), each with its task, metric and power line; with
+    latency figures a `decision` row per (task, metric) holds the cheapest-not-worse sentence."""
     import pandas as pd  # lazy: only csv / markdown output need it
 
     frames = []
@@ -84,6 +118,9 @@ def _stats_csv(reports: list[Any]) -> str:
         for kind, df in (("interval", rep.intervals), ("pair", rep.pairs)):
             if not df.empty:
                 frames.append(df.assign(kind=kind, task=rep.task, metric=rep.metric, power=rep.power))
+    for d in decisions or []:
+        frames.append(pd.DataFrame([{"kind": "decision", "task": d["task"], "metric": d["metric"],
+                                     "candidate": d.get("candidate"), "sentence": d["sentence"]}]))
     if not frames:
         return ""
     out = pd.concat(frames, ignore_index=True)
@@ -103,8 +140,11 @@ def stats_cmd(
     resamples: Optional[int] = typer.Option(None, min=1, help="bootstrap / permutation resamples"),
     seed: Optional[int] = typer.Option(None),
     fmt: str = typer.Option("table", "--format", help="table|markdown|csv|json"),
+    margin: Optional[float] = typer.Option(None, "--margin", min=0.0, help="non-inferiority bound for the "
+                                           "cheapest-candidate sentence, e.g. 0.01 (default: the paired test)"),
 ) -> None:
-    """95% bootstrap intervals, paired tests of every pair of the config's models (Holm), power warning."""
+    """95% bootstrap intervals, paired tests of every pair of the config's models (Holm), power warning;
+    with a latency pass stored (`private-mteb latency`): cost columns and the cheapest candidate not worse."""
     offline_default()
     if fmt not in FORMATS:
         raise typer.BadParameter(f"unknown format '{fmt}' ({'|'.join(FORMATS)})", param_hint="--format")
@@ -119,7 +159,7 @@ def stats_cmd(
     entries = [(e, task_name_for(e, cfg)) for e in task or cfg.tasks]
     names = _candidates(cfg, config, models, False, [name for _, name in entries])
     n_resamples = resamples or opts.resamples
-    reports = []
+    reports, decisions = [], []
     with read_once():  # per-query files and collections: read once, whatever the number of metrics
         for entry, task_name in entries:
             for m in metric or opts.metrics:
@@ -128,8 +168,12 @@ def stats_cmd(
                                    method=opts.method, tags=by if by is not None else stats_tags(entry, opts.tags),
                                    models=names,
                                    strict_tags=by is not None, task_source=entry)
+                decision = _decision(rep, task_name, names, cfg.results_path, margin, opts.confidence)
+                decisions += [decision] if decision else []
                 if fmt == "table":
                     _stats_table(rep, opts.confidence, n_resamples)
+                    if decision:
+                        _print_decision(decision)
                 elif fmt == "markdown":
                     console.print(_markdown(rep.intervals.assign(task=task_name, metric=m)))
                     if not rep.pairs.empty:
@@ -143,11 +187,14 @@ def stats_cmd(
                 for line in label_notes(cfg, entry, names):
                     console.print(line, highlight=False, markup=False)
     if fmt == "json":  # exactly one JSON document, NaN -> null (plain stdout: rich would wrap lines)
-        typer.echo(json.dumps({"tasks": [r.to_dict() for r in reports]}, indent=1, allow_nan=False))
+        doc: dict[str, Any] = {"tasks": [r.to_dict() for r in reports]}
+        if decisions:
+            doc["decisions"] = decisions
+        typer.echo(json.dumps(doc, indent=1, allow_nan=False))
     elif fmt == "csv":
         from .common import print_data
 
-        print_data(_stats_csv(reports))
+        print_data(_stats_csv(reports, decisions))
 
 
 def results_dir_of(config: Optional[Path], results: Optional[Path]) -> Path:

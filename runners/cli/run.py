@@ -13,7 +13,18 @@ from rich.text import Text
 from .common import console, friendly_errors, offline_default
 
 
-def _records_json(records: list) -> str:
+def _latency(cfg, cands: list, tasks: list, records: list) -> list:
+    """`run --latency`: the latency pass over the candidates that did not fail (runners/cli/latency.py)."""
+    from ..execution.progress import quiet_foreign_bars
+    from .latency import LATENCY_DEFAULTS, latency_options, measure_rows
+
+    failed = {r.candidate for r in records if r.status == "failed"}
+    with quiet_foreign_bars():
+        return measure_rows(cfg, [c for c in cands if c.name not in failed], tasks,
+                            latency_options(**LATENCY_DEFAULTS))
+
+
+def _records_json(records: list, latency: list | None = None) -> str:
     """The run's records as one JSON document (NaN -> null)."""
     import json
     import math
@@ -27,8 +38,10 @@ def _records_json(records: list) -> str:
         return x
 
     failed = [r for r in records if r.status == "failed"]
-    return json.dumps({"records": [clean(asdict(r)) for r in records], "failed": len(failed),
-                       "passed": not failed}, indent=1, allow_nan=False)
+    doc = {"records": [clean(asdict(r)) for r in records], "failed": len(failed), "passed": not failed}
+    if latency is not None:
+        doc["latency"] = [clean(r) for r in latency]
+    return json.dumps(doc, indent=1, allow_nan=False)
 
 
 @friendly_errors
@@ -38,6 +51,8 @@ def run(
     fmt: str = typer.Option("table", "--format", help="table|json (json: one document on stdout, progress off)"),
     mlflow: Optional[str] = typer.Option(None, "--mlflow", help="log each (candidate, task) to this MLflow tracking "
                                          "URI (overrides the config's `mlflow: {tracking_uri}`)"),
+    latency: bool = typer.Option(False, "--latency", help="then time each candidate's search one query at a time "
+                                 "(as `private-mteb latency` with its defaults)"),
 ) -> None:
     """Evaluate every model on every task (skips what is complete for the same data).
 
@@ -97,8 +112,9 @@ def run(
                                     show_progress=False, progress=encode_progress)
         progress.update(bar, description="benchmark")
     failed = [r for r in records if r.status == "failed"]
+    latency_rows = _latency(cfg, cands, tasks, records) if latency else None
     if as_json:
-        sys.stdout.write(_records_json(records) + "\n")
+        sys.stdout.write(_records_json(records, latency_rows) + "\n")
         sys.stdout.flush()
     else:
         from ..analysis.stats import metric_label
@@ -112,6 +128,10 @@ def run(
             when = "cached" if r.status == "skipped" else f"{r.seconds:.1f}s"
             table.add_row(r.label, r.task, *cells, when)
         console.print(table)
+        if latency_rows:
+            from .latency import print_rows
+
+            print_rows(latency_rows)
     from .history import after_run
 
     after_run(cfg, records, cands, tasks, mlflow, quiet=as_json)  # the run history and MLflow, when configured

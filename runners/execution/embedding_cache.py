@@ -44,6 +44,8 @@ class CachedEncoder:
     reports each encode pass under `label` to `progress` if set, else to the run's (progress.current_progress).
     """
 
+    serving: Any = None
+
     def __init__(self, model: Any, store: EmbeddingStore, variant: str = "", label: str = "") -> None:
         self._model = model
         self.store = store
@@ -52,6 +54,7 @@ class CachedEncoder:
         self.progress: EncodeProgress | None = None
         self.encoded = 0
         self.reused = 0
+        self.serving: Any = None  # a latency pass's hook (serving.py): queries by the model, documents held
 
     @property
     def mteb_model_meta(self) -> Any:
@@ -102,6 +105,8 @@ class CachedEncoder:
         The model gets the first occurrence of each missing text, longest first (stable over input order),
         in chunks of whole batches (`_encode_rows`). `call` holds `model.encode`'s keyword arguments.
         """
+        if self.serving is not None:
+            return self.serving.vectors(self, texts, rows_dataset, batch_size, call)
         store = self.store
         keys = text_keys(self._prompt_key(call["task_metadata"], call.get("prompt_type")), texts)
         if not len(keys):

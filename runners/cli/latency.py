@@ -1,0 +1,139 @@
+"""`private-mteb latency -c CONFIG` (and `run --latency`): each candidate's search timed one query at a time.
+
+A thin layer over runners/execution/latency.py; the rows shown are read back through runners/analysis/cost.py,
+the same columns `stats`, `experiments` and the report show.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from .common import console, err_console, friendly_errors, offline_default
+
+FORMATS = ("table", "json", "csv")
+LATENCY_DEFAULTS = {"queries": 32, "repeats": 3, "warmup": 3, "encode_sample": 32, "threads": None}
+
+
+def latency_options(queries: int, repeats: int, warmup: int, encode_sample: int, threads: Optional[int]) -> Any:
+    from ..execution.latency import LatencyOptions
+
+    return LatencyOptions(queries=queries, repeats=repeats, warmup=warmup, encode_sample=encode_sample,
+                          threads=threads)
+
+
+def measure_rows(cfg: Any, cands: list[Any], tasks: list[Any], opts: Any) -> list[dict[str, Any]]:
+    """Run the pass; one flat row per (candidate, task) (analysis.cost's columns), ratios to the first measured."""
+    from ..analysis.cost import cost_row
+    from ..execution.latency import measure
+
+    records = measure(cfg, cands, tasks, opts)
+    rows = []
+    for task in {r["task"]: None for r in records}:
+        mine = [r for r in records if r["task"] == task]
+        task_rows = [{"task": task, "candidate": r["label"], "model": r["candidate"], **cost_row(r)} for r in mine]
+        ref = next((r["p50_ms"] for r in task_rows if r["p50_ms"]), None)
+        for r in task_rows:
+            r["p50_ratio"] = r["p50_ms"] / ref if r["p50_ms"] and ref else None
+        rows += task_rows
+    return rows
+
+
+def print_rows(rows: list[dict[str, Any]], records_note: str = "") -> None:
+    from ..analysis.cost import human_bytes, ms
+
+    def num(v: Any, f: str = "{:.1f}") -> str:
+        return "–" if v is None else f.format(v)
+
+    ref = next((r["candidate"] for r in rows if r["p50_ms"]), "")
+    for task in {r["task"]: None for r in rows}:
+        t = Table("candidate", "p50 ms", "p95 ms", "p99 ms", "spread", f"p50 / {ref}"[:40], "q/s batched", "docs/s",
+                  "bytes/doc", "dim", "params", title=f"{task}: latency one query at a time")
+        notes = []
+        for r in (x for x in rows if x["task"] == task):
+            if r["p50_ms"] is None:
+                t.add_row(r["candidate"], *["–"] * 10)
+                notes.append(f"{r['candidate']}: {r['note']}")
+                continue
+            t.add_row(r["candidate"], ms(r["p50_ms"]), ms(r["p95_ms"]), ms(r["p99_ms"]),
+                      num(100 * r["spread"] if r["spread"] is not None else None, "{:.0f}%"),
+                      num(r["p50_ratio"], "{:.2f}x"), num(r["qps"]), num(r["docs_per_s"]),
+                      human_bytes(r["bytes_per_doc"]), num(r["dim"], "{}"),
+                      num(r["parameters"] / 1e6 if r["parameters"] else None, "{:.1f}M"))
+        console.print(t)
+        for n in notes:
+            console.print(n, highlight=False, markup=False)
+    first = rows[0] if rows else {}
+    if first:
+        console.print(Text.assemble(("machine:", "bold"), f" {first.get('cpu')}, {first.get('threads')} torch "
+                                    f"threads; load average (1 min) during the pass {first.get('load_avg_1m') or 0:.1f}"
+                                    " — on a busy machine read the ratios, not the milliseconds"), highlight=False)
+    if records_note:
+        console.print(records_note, highlight=False, markup=False)
+
+
+def output(rows: list[dict[str, Any]], fmt: str) -> None:
+    if fmt == "json":
+        from .common import print_json
+
+        print_json({"latency": rows})
+    elif fmt == "csv":
+        import pandas as pd
+
+        from ..results.spreadsheet import frame_csv
+        from .common import print_data
+
+        print_data(frame_csv(pd.DataFrame(rows)))
+    else:
+        print_rows(rows)
+
+
+@friendly_errors
+def latency_cmd(
+    config: Path = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c", help="benchmark YAML"),
+    models: Optional[str] = typer.Option(None, "--models", help="a,b,...: only these candidates (names or labels)"),
+    queries: int = typer.Option(LATENCY_DEFAULTS["queries"], "--queries", min=1, help="queries timed per repetition (evenly spaced sample)"),
+    repeats: int = typer.Option(LATENCY_DEFAULTS["repeats"], "--repeats", min=1, help="repetitions over the sample"),
+    warmup: int = typer.Option(LATENCY_DEFAULTS["warmup"], "--warmup", min=0, help="queries run untimed first, per candidate"),
+    encode_sample: int = typer.Option(LATENCY_DEFAULTS["encode_sample"], "--encode-sample", min=1,
+                                      help="documents encoded cold (cache bypassed) to measure docs/s"),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch threads during the pass "
+                                          "(default: torch's; 1 gives steadier figures on a shared machine)"),
+    fmt: str = typer.Option("table", "--format", help="table|json|csv"),
+) -> None:
+    """Query latency as served (p50/p95/p99, one query at a time, candidates interleaved), batched q/s,
+    docs/s encoded cold and index bytes per document; stored beside each candidate's scores."""
+    offline_default()
+    if fmt not in FORMATS:
+        raise typer.BadParameter(f"unknown format '{fmt}' ({'|'.join(FORMATS)})", param_hint="--format")
+    from ..config.benchmark import BenchmarkConfig
+
+    cfg = BenchmarkConfig.from_file(config)
+    from ..execution.progress import quiet_foreign_bars
+    from ..execution.run import candidates_for
+    from ..execution.tasks import check_tasks, load_task
+
+    cfg.check_model_paths()
+    check_tasks(cfg)
+    tasks = [load_task(t) for t in cfg.tasks]
+    cands = candidates_for(cfg)
+    if models is not None:
+        wanted = {m.strip() for m in models.split(",") if m.strip()}
+        unknown = wanted - {c.name for c in cands} - {c.label for c in cands}
+        if unknown:
+            raise typer.BadParameter(f"not a candidate of {config}: {', '.join(sorted(unknown))} (known: "
+                                     f"{', '.join(c.label for c in cands)})", param_hint="--models")
+        cands = [c for c in cands if c.name in wanted or c.label in wanted]
+    for cand in cands:
+        if cand.check is not None:
+            cand.check(tasks)
+    if fmt == "table":
+        err_console.print(f"latency pass: {len(cands)} candidate(s) x {len(tasks)} task(s), {queries} queries x "
+                          f"{repeats} repetitions after {warmup} warm-up", highlight=False, markup=False)
+    with quiet_foreign_bars():
+        rows = measure_rows(cfg, cands, tasks, latency_options(queries, repeats, warmup, encode_sample, threads))
+    output(rows, fmt)

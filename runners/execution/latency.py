@@ -1,0 +1,328 @@
+"""The latency pass: each candidate's own search answering one query at a time, timed, stored beside its scores.
+
+Built as the evaluation builds it (the candidate's model behind its embedding cache, `search_model_for`, mteb's
+rule for wrapping a plain encoder), indexed once, switched to serving (serving.py: queries encoded by the model,
+documents held in memory), then asked each query of a fixed sample on its own: `search(queries=<one row>)`, the
+same method mteb's evaluator calls. A reranked candidate is its first stage served the same way plus
+`RerankSearch.rerank_one` without the score cache. A run file has no search to time.
+
+Candidates are measured interleaved (per query, in rotating order) after a warm-up, so a busy moment of the
+machine falls on all of them alike; the load average is recorded with the figures. Stored as
+`latency_<split>.json` in each (candidate, task) run folder, never in mteb's TaskResult and never among the files
+identity.json vouches for (a latency pass never makes a result stale).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import platform
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from ..config.benchmark import BenchmarkConfig
+from ..results.store import atomic_write_json, read_json, run_dir
+from .candidates import Candidate
+from .embedding_cache import wrap_cache
+from .large_corpus import search_model_for
+from .serving import DEFAULT_ENCODE_SAMPLE, Serving, index_bytes, parts, serve, static_facts, unserve
+from .tasks import task_revision
+
+NOT_MEASURABLE = "latency not measurable (precomputed rankings)"
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class LatencyOptions:
+    queries: int = 32  # the fixed sample: evenly spaced over the task's queries
+    repeats: int = 3
+    warmup: int = 3
+    encode_sample: int = DEFAULT_ENCODE_SAMPLE  # documents encoded cold (cache bypassed) for docs/s
+    threads: int | None = None  # torch intra-op threads during the pass (None: as configured)
+    rates: dict[str, Any] = field(default_factory=dict)  # cold encode samples, shared within a pass
+
+
+@dataclass
+class Served:
+    cand: Candidate
+    search: Any = None
+    one: Callable[[int], Any] | None = None  # query position -> its ranking
+    rearm: Callable[[], Any] = lambda: None  # before each query, untimed: the index stays as index() left it
+    batch: Callable[[list[int]], Any] | None = None
+    encoders: list[Any] = field(default_factory=list)
+    index_seconds: float = 0.0
+    encoded_in_index: int = 0
+    note: str = ""
+    error: str = ""
+    times: list[list[float]] = field(default_factory=list)  # per repeat, ms per query
+
+
+def search_object(cand: Candidate, cfg: BenchmarkConfig, task: Any) -> Any:
+    """The object mteb's evaluator searches with for this candidate (runner + mteb's wrapping rule)."""
+    from mteb.models import CrossEncoderProtocol, EncoderProtocol, SearchProtocol
+    from mteb.models.search_wrappers import SearchCrossEncoderWrapper, SearchEncoderWrapper
+
+    model = search_model_for(wrap_cache(cand.load(), cand, cfg.cache_path), task, cfg.encode.large_corpus_docs)
+    if isinstance(model, EncoderProtocol) and not isinstance(model, SearchProtocol):
+        return SearchEncoderWrapper(model)
+    if isinstance(model, CrossEncoderProtocol):
+        return SearchCrossEncoderWrapper(model)
+    return model
+
+
+class TaskView:
+    """One task's (split, subset): corpus, queries and the fixed query sample, as mteb hands them to a search."""
+
+    def __init__(self, task: Any, n_queries: int, batch_size: int) -> None:
+        from mteb.abstasks.retrieval import _filter_queries_without_positives
+
+        if not getattr(task, "data_loaded", False):
+            task.load_data()
+        self.task, self.split = task, task.eval_splits[0]
+        self.subset = next(iter(task.dataset))
+        data = task.dataset[self.subset][self.split]
+        _, self.queries = _filter_queries_without_positives(data["relevant_docs"], data["queries"])
+        self.corpus, self.top_ranked = data["corpus"], data.get("top_ranked")
+        n = len(self.queries)
+        self.positions = sorted({int(round(x)) for x in np.linspace(0, n - 1, min(n_queries, n))}) if n else []
+        self.rows = {p: self.queries.select([p]) for p in self.positions}
+        self.texts = {p: str(self.rows[p]["text"][0]) for p in self.positions}
+        self.kwargs = {"task_metadata": task.metadata, "hf_split": self.split, "hf_subset": self.subset,
+                       "encode_kwargs": {"batch_size": batch_size, "show_progress_bar": False}}
+
+    def index(self, search: Any) -> None:
+        search.index(corpus=self.corpus, num_proc=None, **self.kwargs)
+
+    def search(self, search: Any, queries: Any) -> dict[str, dict[str, float]]:
+        return search.search(queries=queries, top_k=self.task._top_k, top_ranked=self.top_ranked, **self.kwargs)
+
+
+def _prepare(cand: Candidate, cfg: BenchmarkConfig, view: TaskView, others: dict[str, Served],
+             opts: LatencyOptions) -> Served:
+    s = Served(cand)
+    if cand.kind == "run":
+        s.note = NOT_MEASURABLE
+        return s
+    s.search = search_object(cand, cfg, view.task)
+    if type(s.search).__name__ == "RerankSearch":
+        return _prepare_rerank(s, cfg, view, others, opts)
+    s.encoders = serve(s.search, opts.encode_sample, opts.rates)
+    before = sum(e.encoded for e in s.encoders)
+    t0 = time.perf_counter()
+    view.index(s.search)
+    s.index_seconds = time.perf_counter() - t0
+    s.encoded_in_index = sum(e.encoded for e in s.encoders) - before
+    held = [p for p in parts(s.search) if hasattr(p, "task_corpus")]  # mteb forgets its corpus after a search
+    s.rearm = lambda: [setattr(p, "task_corpus", view.corpus) for p in held]  # type: ignore[attr-defined]
+    s.one = lambda p: view.search(s.search, view.rows[p])
+    s.batch = lambda ps: view.search(s.search, view.queries.select(ps))
+    return s
+
+
+def _prepare_rerank(s: Served, cfg: BenchmarkConfig, view: TaskView, others: dict[str, Served],
+                    opts: LatencyOptions) -> Served:
+    """Served reranking = the first stage served (its own search, live) + `rerank_one` without the score cache."""
+    from .rerank import order
+
+    search = s.search
+    first = others.get(search.first.name) or _prepare(search.first, cfg, view, others, opts)
+    if first.one is None:
+        s.note = f"first stage: {first.note or first.error}"
+        return s
+    others.setdefault(search.first.name, first)
+    t0 = time.perf_counter()
+    view.index(search)
+    s.index_seconds = first.index_seconds + time.perf_counter() - t0
+    s.encoders, s.note = first.encoders, f"first stage '{first.cand.label}' + reranker, per query"
+    s.first = first  # type: ignore[attr-defined]
+
+    def one(p: int) -> Any:
+        ranking = next(iter(first.one(p).values()), {})
+        texts = search._doc_texts(set(order(ranking)[:search.depth]))
+        return search.rerank_one(view.texts[p], ranking, texts, use_cache=False)
+
+    def batch(ps: list[int]) -> Any:
+        rankings = first.batch(ps)
+        pairs = []
+        for p in ps:
+            ranked = order(next((r for q, r in rankings.items() if q == str(view.rows[p]["id"][0])), {}))
+            texts = search._doc_texts(set(ranked[:search.depth]))
+            pairs += [(view.texts[p], texts[d]) for d in ranked[:search.depth]]
+        return search.score(pairs) if pairs else []
+
+    s.one, s.batch, s.rearm = one, batch, first.rearm
+    return s
+
+
+def _percentiles(ms: list[float]) -> dict[str, float]:
+    a = np.asarray(ms, dtype=float)
+    return {"p50": float(np.percentile(a, 50)), "p95": float(np.percentile(a, 95)),
+            "p99": float(np.percentile(a, 99)), "mean": float(a.mean()), "min": float(a.min()), "max": float(a.max())}
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on: CPU, cores, threads, torch and BLAS."""
+    info: dict[str, Any] = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+                            "python": platform.python_version()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            info["cpu"] = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), info["cpu"])
+    except OSError:
+        pass
+    try:
+        info["cores_usable"] = len(os.sched_getaffinity(0))
+    except AttributeError:
+        info["cores_usable"] = os.cpu_count()
+    try:
+        import torch
+
+        info["torch"] = torch.__version__
+        info["threads"] = torch.get_num_threads()
+        show = torch.__config__.show()
+        info["blas"] = next((ln.split("=", 1)[1].strip().rstrip(",") for ln in show.replace(", ", "\n").splitlines()
+                             if ln.strip().startswith("BLAS_INFO")), "")
+    except Exception:  # noqa: BLE001 - torch absent: the facts we have
+        pass
+    info["numpy"] = np.__version__
+    return info
+
+
+@contextlib.contextmanager
+def _no_hybrid_bars() -> Iterator[None]:
+    """mteb's HybridSearch draws a tqdm bar over its sub-models on every search: not on a one-query loop."""
+    from mteb.models import hybrid_wrappers
+
+    saved = hybrid_wrappers.tqdm
+    hybrid_wrappers.tqdm = lambda it, **_kw: it
+    try:
+        yield
+    finally:
+        hybrid_wrappers.tqdm = saved
+
+
+def _measure_task(cands: list[Candidate], cfg: BenchmarkConfig, task: Any, opts: LatencyOptions,
+                  on_note: Callable[[str], None] | None) -> list[dict[str, Any]]:
+    with _no_hybrid_bars():
+        return _measure_task_quiet(cands, cfg, task, opts, on_note)
+
+
+def _measure_task_quiet(cands: list[Candidate], cfg: BenchmarkConfig, task: Any, opts: LatencyOptions,
+                        on_note: Callable[[str], None] | None) -> list[dict[str, Any]]:
+    view = TaskView(task, opts.queries, cfg.encode.batch_size)
+    others: dict[str, Served] = {}
+    served: list[Served] = []
+    for cand in cands:
+        try:
+            s = others.get(cand.name) or _prepare(cand, cfg, view, others, opts)  # a first stage already served
+        except Exception as e:  # noqa: BLE001 - one candidate that cannot be served does not stop the pass
+            logger.debug("latency: %s could not be served", cand.label, exc_info=True)
+            s = Served(cand, error=f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}")
+        others.setdefault(cand.name, s)
+        served.append(s)
+    live = [s for s in served if s.one is not None and not s.error]
+    loads = [os.getloadavg()[0]]
+    for s in live:  # warm-up: first-call costs (held vectors, lazy loading, allocator) are not latency
+        for p in view.positions[:max(1, opts.warmup)]:
+            s.rearm()
+            s.one(p)
+    for rep in range(opts.repeats):
+        times: dict[int, list[float]] = {id(s): [] for s in live}
+        for i, p in enumerate(view.positions):
+            k = (rep + i) % max(len(live), 1)
+            for s in live[k:] + live[:k]:  # interleaved, in rotating order
+                s.rearm()
+                t0 = time.perf_counter()
+                s.one(p)
+                times[id(s)].append(1000 * (time.perf_counter() - t0))
+        for s in live:
+            s.times.append(times[id(s)])
+        loads.append(os.getloadavg()[0])
+    qps: dict[int, float] = {}
+    for s in live:
+        s.rearm()
+        t0 = time.perf_counter()
+        s.batch(view.positions)
+        qps[id(s)] = len(view.positions) / max(time.perf_counter() - t0, 1e-9)
+    loads.append(os.getloadavg()[0])
+    pass_info = {"id": uuid.uuid4().hex[:12], "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                 "candidates": [c.label for c in cands], "queries": len(view.positions), "repeats": opts.repeats,
+                 "warmup": opts.warmup, "split": view.split, "subset": view.subset}
+    host = {**machine(), "load_avg_1m": {"min": min(loads), "mean": float(np.mean(loads)), "max": max(loads)}}
+    records = [_record(s, view, qps.get(id(s)), pass_info, host) for s in served]
+    for s in served:
+        unserve(s.encoders)
+    return records
+
+
+def _record(s: Served, view: TaskView, qps: float | None, pass_info: dict[str, Any],
+            host: dict[str, Any]) -> dict[str, Any]:
+    rec: dict[str, Any] = {"candidate": s.cand.name, "label": s.cand.label, "kind": s.cand.kind,
+                           "task": view.task.metadata.name, "measurable": bool(s.times), "note": s.note,
+                           "error": s.error, "pass": pass_info, "machine": host}
+    if not s.times:
+        return rec
+    pooled = [t for rep in s.times for t in rep]
+    rep_p50 = [float(np.median(r)) for r in s.times]
+    mid = float(np.median(rep_p50))
+    rec["latency_ms"] = _percentiles(pooled)
+    rec["repeat_p50_ms"] = rep_p50
+    rec["spread"] = (max(rep_p50) - min(rep_p50)) / mid if mid > 0 else 0.0
+    rec["throughput_qps"] = qps
+    n_docs = len(view.corpus)
+    search = s.first.search if hasattr(s, "first") else s.search  # a reranker holds no index of its own
+    sizes = index_bytes(search)
+    cold_s_per_doc, sample = 0.0, 0
+    for e in s.encoders:
+        serving = e.serving if isinstance(e.serving, Serving) else None
+        if serving is not None and serving.cold:
+            cold_s_per_doc += serving.cold["seconds"] / serving.cold["docs"]
+            sample = max(sample, int(serving.cold["docs"]))
+    sampled = sum(e.serving.cold.get("sampled_seconds", 0.0) for e in s.encoders if isinstance(e.serving, Serving))
+    build = max(s.index_seconds - sampled, 0.0)  # the cold sample ran inside index() for some searches
+    cold_seconds = build if s.encoded_in_index else build + n_docs * cold_s_per_doc
+    rec["index"] = {"n_docs": n_docs, "build_seconds": build, "encode_sample_docs": sample,
+                    "encode_seconds_per_doc": cold_s_per_doc or None, "cold_index_seconds": cold_seconds,
+                    "docs_per_s": n_docs / cold_seconds if cold_seconds > 0 else None,
+                    "bytes": sizes, "bytes_per_doc": sum(sizes.values()) / n_docs if sizes and n_docs else None}
+    rec["facts"] = (static_facts(s.first.search) if hasattr(s, "first") else []) + static_facts(s.search)
+    return rec
+
+
+def latency_path(cfg: BenchmarkConfig, cand_name: str, revision: str, task: Any, split: str) -> Any:
+    return run_dir(cfg.results_path, cand_name, revision, task.metadata.name, task_revision(task)) / \
+        f"latency_{split}.json"
+
+
+def measure(cfg: BenchmarkConfig, cands: list[Candidate], tasks: list[Any], opts: LatencyOptions | None = None,
+            on_note: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Measure every candidate on every task (interleaved per task); store each record in its run folder."""
+    opts = opts or LatencyOptions()
+    if opts.threads:
+        import torch
+
+        saved = torch.get_num_threads()
+        torch.set_num_threads(opts.threads)
+        try:
+            return measure(cfg, cands, tasks, LatencyOptions(**{**vars(opts), "threads": None}), on_note)
+        finally:
+            torch.set_num_threads(saved)
+    out = []
+    by_name = {c.name: c for c in cands}
+    for task in tasks:
+        for rec in _measure_task(cands, cfg, task, opts, on_note):
+            cand = by_name[rec["candidate"]]
+            path = latency_path(cfg, cand.name, cand.revision, task, rec["pass"]["split"])
+            old = read_json(path) if path.exists() else {}
+            subsets = {**(old.get("subsets") or {}), rec["pass"]["subset"]: rec}
+            atomic_write_json(path, {"model": cand.name, "revision": cand.revision, "task": rec["task"],
+                                     "dataset_revision": task_revision(task), "split": rec["pass"]["split"],
+                                     "subsets": subsets})
+            out.append(rec)
+    return out
