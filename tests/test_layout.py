@@ -139,6 +139,14 @@ def test_layer_checker_sees_a_violation(tmp_path: Path) -> None:
     assert "runners.execution.run" in _imports("runners.analysis.fake", src, top_level_only=False)
 
 
+def test_every_top_level_export_resolves() -> None:
+    """`runners.<name>` (the Python API) points at the module that defines it, not at a lazy re-export."""
+    import runners
+
+    missing = [n for n in runners.__all__ if not callable(getattr(runners, n, None))]
+    assert not missing, missing
+
+
 def _heavy_modules_after(code: str) -> list[str]:
     probe = code + f"\nimport sys, json\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
     out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
