@@ -177,3 +177,16 @@ def test_costs_at_scale_are_a_plain_multiplication() -> None:
     scaled = at_scale({"n_docs": 1000, "bytes_per_doc": 1536.0, "docs_per_s": 50.0})
     assert scaled == {"index_bytes_10x": 15_360_000.0, "encode_seconds_10x": 200.0,
                       "index_bytes_100x": 153_600_000.0, "encode_seconds_100x": 2000.0}
+
+
+def test_report_shows_quality_against_cost(measured) -> None:
+    from runners.analysis.report import build_report, render
+
+    cfg, _, _ = measured
+    rep = build_report(cfg, with_public=False)
+    cost = next(s for s in rep.sections if s.key == "cost")
+    html, md = render(rep, "html"), render(rep, "md")
+    assert "Quality and cost" in html and "<svg" in html and "Pareto front" in html
+    assert "latency not measurable (precomputed rankings)" in md
+    assert "index at 100x (linear)" in md and ("cheapest candidate" in md or "also the cheapest" in md)
+    assert cost.subsections and cost.subsections[0].key == "cost-TinyKBRetrieval"

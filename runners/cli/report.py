@@ -38,6 +38,8 @@ def report_cmd(
                                    "(off by default: the report may travel)"),
     mlflow: Optional[str] = typer.Option(None, "--mlflow", help="attach the report to the newest MLflow run of each "
                                          "candidate x task at this tracking URI (default: the config's `mlflow:`)"),
+    margin: Optional[float] = typer.Option(None, "--margin", min=0.0, help="non-inferiority bound for the cheapest-"
+                                           "candidate sentence of 'Quality and cost', e.g. 0.01"),
 ) -> None:
     """A report to open, share and attach: ranking with intervals, real differences, failures, public vs private."""
     offline_default()
@@ -51,7 +53,7 @@ def report_cmd(
         raise typer.Exit(2) from None
     cfg = BenchmarkConfig.from_file(config)
     rep = build_report(cfg, baseline=baseline, show_text=show_text, tags=by, public=public,
-                       with_public=not no_public, worst=worst, command=_command_line())
+                       with_public=not no_public, worst=worst, command=_command_line(), margin=margin)
     write_report(rep, output, fmt)
     sections = ", ".join(s.title.split(" (")[0] for s in rep.sections)
     err_console.print(f"wrote {output} ({len(rep.sections)} sections: {sections})", highlight=False, soft_wrap=True)

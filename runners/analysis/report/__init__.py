@@ -21,6 +21,7 @@ from ...results.store import atomic_write_bytes
 from ..plot_text import literal_text
 from . import sections
 from .blocks import Report, Section
+from .cost import cost_section
 from .data import config_candidates, load_task, resolve_baseline
 from .experiments import experiments
 from .html import render_html
@@ -35,7 +36,8 @@ __all__ = ["build_report", "render", "write_report", "Report"]
 @literal_text()  # labels, tag values and names in figures are drawn as typed (no `$...$` math)
 def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text: bool = False,
                  tags: list[str] | None = None, public: str | None = None, with_public: bool = True,
-                 worst: int = 5, command: str = "private-mteb report", split: str = "test") -> Report:
+                 worst: int = 5, command: str = "private-mteb report", split: str = "test",
+                 margin: float | None = None) -> Report:
     """Every section whose data exists; raises FileNotFoundError when the config has no stored result."""
     results_dir = cfg.results_path
     cands = config_candidates(cfg, results_dir)
@@ -49,7 +51,7 @@ def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text
     nums = [sections.task_numbers(td, ctx) for td in tasks]
     parts: list[Section | None] = [sections.summary(nums), sections.results_table(nums, ctx),
                                    sections.forest(nums, ctx), sections.per_query(nums, ctx),
-                                   experiments(cfg, tasks, stored),
+                                   experiments(cfg, tasks, stored), cost_section(cfg, tasks, nums, margin),
                                    over_time_section(cfg, [(td.name, td.main_metric) for td in tasks])]
     if with_public:
         try:
