@@ -190,3 +190,16 @@ def test_report_shows_quality_against_cost(measured) -> None:
     assert "latency not measurable (precomputed rankings)" in md
     assert "index at 100x (linear)" in md and ("cheapest candidate" in md or "also the cheapest" in md)
     assert cost.subsections and cost.subsections[0].key == "cost-TinyKBRetrieval"
+
+
+def test_experiments_carry_the_cost_columns_and_their_projections(measured) -> None:
+    cfg, recs, path = measured
+    out = runner.invoke(app, ["experiments", "-c", str(path), "-m", "ndcg_at_10", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    rows = {r["candidate"]: r for r in json.loads(out.output)["experiments"]}
+    bm25 = _rec(recs, "BM25")
+    assert rows["BM25"]["p50_ms"] == pytest.approx(bm25["latency_ms"]["p50"])
+    assert rows["BM25"]["index_bytes_100x"] == pytest.approx(100 * bm25["index"]["bytes_per_doc"] * 12)
+    assert rows["prod run"]["p50_ms"] is None and "not measurable" in rows["prod run"]["cost_note"]
+    text = runner.invoke(app, ["experiments", "-c", str(path), "-m", "ndcg_at_10"])
+    assert "(latency not measurable (precomputed rankings))" in text.output and " ms, p95 " in text.output

@@ -110,12 +110,37 @@ def experiment_table(results_dir: Path, cfg: BenchmarkConfig, metrics: list[str]
             for r, adj in zip(group, holm([r["p"] for r in group])):
                 r["p_holm"], r["significant"] = float(adj), bool(adj < 1 - st.confidence)
         rows += block
+    _add_costs(results_dir, rows, split)
     growth = growth_rows(results_dir, cfg, metrics, models)
     if growth.empty:
         return pd.DataFrame(rows)
     df = pd.concat([pd.DataFrame(rows), growth], ignore_index=True)
     df["n_docs"] = pd.Series([None if v != v else int(v) for v in df["n_docs"]], dtype=object)  # counts, not floats
     return df
+
+
+def _add_costs(results_dir: Path, rows: list[dict[str, Any]], split: str) -> None:
+    """The latency pass's cost columns (analysis/cost.py) and their 10x / 100x projections, when any was measured."""
+    from .cost import COST_COLUMNS, any_measured, at_scale, cost_row, load_latency
+
+    costs = {(r["model"], r["task"]): cost_row(load_latency(results_dir, r["model"], r["task"], split)) for r in rows}
+    if not any_measured(list(costs.values())):
+        return
+    for r in rows:
+        c = costs[(r["model"], r["task"])]
+        r.update({k: c[k] for k in COST_COLUMNS}, **at_scale(c), cost_note=c["note"] or None)
+
+
+def _cost_cell(r: Any) -> str:
+    from .cost import human_bytes, ms
+
+    p50 = getattr(r, "p50_ms", None)
+    if p50 is None or p50 != p50:
+        note = getattr(r, "cost_note", None)
+        return f"  ({note})" if isinstance(note, str) and note.startswith("latency not measurable") else ""
+    rate = getattr(r, "docs_per_s", None)
+    return (f"  p50 {ms(p50)} ms, p95 {ms(r.p95_ms)} ms, {human_bytes(r.bytes_per_doc)}/doc, "
+            f"{'–' if rate is None or rate != rate else f'{rate:.1f}'} docs/s")
 
 
 def format_experiment_table(df: pd.DataFrame) -> str:
@@ -134,7 +159,7 @@ def format_experiment_table(df: pd.DataFrame) -> str:
                 v = getattr(r, k, None)
                 if v is not None and v == v:
                     cell += f"  {k.replace('index_overlap_at_', 'overlap@')} vs exact={v:.3f}"
-            lines.append(cell)
+            lines.append(cell + _cost_cell(r))
         lines += _growth_lines(g[g.kind == "growth"])
     return "\n".join(lines)
 
