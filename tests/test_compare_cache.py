@@ -60,14 +60,18 @@ def test_second_report_reads_it_and_any_change_recomputes(results: Path) -> None
     first = cached_comparison(*args, _build(results, calls))
     _same(cached_comparison(*args, _build(results, calls)), first)
     assert len(calls) == 1
+    kept = next((results / "private-mteb" / "cache").glob("compare-*.json.gz"))
+    kept.write_bytes(b"not gzip")  # a damaged entry is computed again, never fatal
+    _same(cached_comparison(*args, _build(results, calls)), first)
+    assert len(calls) == 2
     write_result(results, BM25, "0_3_0", TASK_A, 0.74)  # a re-run changed one score
     changed = cached_comparison(*args, _build(results, calls))
-    assert len(calls) == 2 and changed.table.loc[BM25, TASK_A] == 0.74
+    assert len(calls) == 3 and changed.table.loc[BM25, TASK_A] == 0.74
     (results / "private-mteb" / "candidates.json").write_text("{}")  # a public name dropped
     cached_comparison(*args, _build(results, calls))
     other_models = (results, SnapshotSource(), [None, None], [TASK_A, TASK_B], MODELS[:2])
     cached_comparison(*other_models, _build(results, calls))
-    assert len(calls) == 4
+    assert len(calls) == 5
     assert cache_key(results, FolderSource(results), [], [TASK_A], MODELS) is None  # only snapshots are kept
 
 
