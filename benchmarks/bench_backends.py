@@ -39,6 +39,11 @@ def main() -> None:
     ap.add_argument("--backends", default=ALL, help=f"comma-separated (default {ALL})")
     ap.add_argument("--repeats", type=int, default=1, help="cold runs of each, interleaved; medians compared")
     ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--docs", type=int, default=None,
+                    help="a SciFact subset: every document a test query is judged relevant to plus a seeded random "
+                         "sample of the others, this many in all, all 300 queries (when the full task is too slow)")
+    ap.add_argument("--beir", type=Path, default=REPO.parent / "shared" / "datasets" / "scifact",
+                    help="BEIR folder --docs samples from")
     ap.add_argument("--smoke", action="store_true", help="tiny size: the 12-page test task, onnx only (CI runs this)")
     args = ap.parse_args()
     if args.smoke:
@@ -65,6 +70,8 @@ def main() -> None:
     from runners.execution.run import load_task
 
     work = Path(tempfile.mkdtemp(prefix="bench-backends-"))
+    if args.docs and not args.smoke:
+        args.task = str(beir_subset(args.beir, args.docs, work / "subset"))
     if args.smoke:  # exported copies built afresh in the temp folder (the export path is part of what is checked)
         os.environ["PRIVATE_MTEB_EXPORT_CACHE"] = str(work / "exported")
     cfg = BenchmarkConfig(name="backends", tasks=[args.task], models=[{"name": MODEL}],
@@ -81,6 +88,7 @@ def main() -> None:
           flush=True)
     runs = prepare(cfg, specs, lambda msg: print(f"  {msg}", flush=True))
     mteb_s: list[float] = []
+    profile: dict[str, dict[str, list[float]]] = {}
     mteb_score = float("nan")
     for r in range(args.repeats):
         order = ["mteb", *runs] if r % 2 == 0 else [*runs[::-1], "mteb"]
@@ -94,8 +102,11 @@ def main() -> None:
                 mteb_score = res.task_results[0].get_score()
                 print(f"  run {r + 1}: plain mteb.evaluate {mteb_s[-1]:.1f} s", flush=True)
             else:
-                cold_run(cfg, run, task, name, (queries, docs), vectors=r == args.repeats - 1)
-                print(f"  run {r + 1}: {run.name} {run.seconds[-1]:.1f} s", flush=True)
+                spent = profile.setdefault(run.name, {"tokenise": [], "network": []})
+                cold_run(cfg, run, task, name, (queries, docs), vectors=r == args.repeats - 1,
+                         on_load=lambda model, sp=spent: timed(model, sp))
+                print(f"  run {r + 1}: {run.name} {run.seconds[-1]:.1f} s (tokenise {spent['tokenise'][-1]:.1f} s, "
+                      f"transformer network {spent['network'][-1]:.1f} s)", flush=True)
     ref = runs[0]
     rows = {row["variant"]: row for row in drift_rows(cfg.results_path, name, ref.name, [v.name for v in runs[1:]],
                                                       split=task.metadata.eval_splits[0])}
@@ -119,8 +130,59 @@ def main() -> None:
         print(f"{label:<32} {secs:>8.1f} {secs / base:>7.2f}x {max_cosine_difference(ref.vectors, run.vectors):>13.2e} "
               f"{row['mean']:>8.5f} {ci:>28} {row['p_holm']:>7.3f} {row['top10_changed']:>10.1%}  "
               f"{'OK' if ok else 'MISS'} ({'<= 0.4x, |d| <= 0.005, n.s.' if int8 else '<= 0.7x, |d| <= 1e-4'})")
+    print(f"\nwhere a cold run's time goes (medians, seconds): {'run':<28} {'total':>7} {'tokenise':>9} "
+          f"{'network':>8} {'rest':>6}")
+    for run in runs:
+        tok, net = (statistics.median(profile[run.name][k]) for k in ("tokenise", "network"))
+        total = statistics.median(run.seconds)
+        print(f"{'':<48} {run.tag if run is not ref else 'torch fp32':<28} {total:>7.1f} {tok:>9.1f} {net:>8.1f} "
+              f"{total - tok - net:>6.1f}")
     threads = {run.threads for run in runs[1:]}
     print(f"intra-op threads of the exported runtimes: {', '.join(map(str, sorted(t for t in threads if t)))}")
+
+
+def timed(model: object, spent: dict[str, list[float]]) -> None:
+    """Accumulate the seconds the loaded model spends tokenising and in its transformer network (a new entry each
+    run); pooling, normalisation, batching, search, evaluation and the model load are the rest."""
+    st = getattr(model, "model", model)
+    spent["tokenise"].append(0.0)
+    spent["network"].append(0.0)
+    name = "preprocess" if hasattr(st, "preprocess") else "tokenize"
+
+    def clock(func, key):  # noqa: ANN001, ANN202
+        def wrapper(*a, **k):  # noqa: ANN002, ANN003, ANN202
+            t0 = time.perf_counter()
+            try:
+                return func(*a, **k)
+            finally:
+                spent[key][-1] += time.perf_counter() - t0
+        return wrapper
+
+    setattr(st, name, clock(getattr(st, name), "tokenise"))
+    st[0].forward = clock(st[0].forward, "network")
+
+
+def beir_subset(beir: Path, n_docs: int, out: Path) -> Path:
+    """A task YAML over a BEIR folder holding `n_docs` of `beir`'s documents: all judged relevant to a test query,
+    then a seeded random sample of the rest; every test query and label kept."""
+    import json
+    import random
+
+    qrels = (beir / "qrels" / "test.tsv").read_text().splitlines()
+    relevant = {line.split("\t")[1] for line in qrels[1:] if line.strip()}
+    lines = (beir / "corpus.jsonl").read_text().splitlines()
+    ids = [json.loads(line)["_id"] for line in lines]
+    others = [i for i in ids if i not in relevant]
+    keep = relevant | set(random.Random(0).sample(others, max(0, min(len(others), n_docs - len(relevant)))))
+    (out / "qrels").mkdir(parents=True)
+    (out / "corpus.jsonl").write_text("".join(line + "\n" for line, i in zip(lines, ids) if i in keep))
+    (out / "queries.jsonl").write_text((beir / "queries.jsonl").read_text())
+    (out / "qrels" / "test.tsv").write_text("\n".join(qrels) + "\n")
+    yaml_path = out / "subset.yaml"
+    yaml_path.write_text(f"name: SciFactSubset{len(keep)}\ndescription: SciFact, {len(keep)} of its documents\n"
+                         "source:\n  format: beir\n  path: .\n  splits: [test]\nsplits: [test]\nlicense: cc-by-nc-2.0\n"
+                         "labels: expert\n")
+    return yaml_path
 
 
 if __name__ == "__main__":

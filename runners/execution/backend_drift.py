@@ -95,15 +95,17 @@ def measure(cfg: BenchmarkConfig, task_name: str, specs: list[ModelSpec], repeat
 
 
 def cold_run(cfg: BenchmarkConfig, run: VariantRun, task: Any, task_name: str, texts: tuple[list[str], list[str]],
-             vectors: bool = True) -> None:
+             vectors: bool = True, on_load: Callable[[Any], None] | None = None) -> None:
     """One `run_benchmark` of run.spec on the task from an empty embedding cache (results to cfg's results folder,
-    re-run even if stored); its seconds appended, its scores and (if `vectors`) its vectors of `texts` kept."""
+    re-run even if stored); its seconds appended, its scores and (if `vectors`) its vectors of `texts` kept.
+    `on_load(model)` sees the model as it loads, before it encodes (a profiler hooks in there)."""
     from mteb.types import PromptType
 
     with tempfile.TemporaryDirectory(prefix="backends-cache-") as cache:
         cand = candidate_from_spec(run.spec, cfg.encode.device, cfg.encode.max_seq_length)
         loaded: list[Any] = []
-        cand = dataclasses.replace(cand, load=lambda c=cand: loaded.append(c.load()) or loaded[-1])
+        hook = on_load or (lambda _model: None)
+        cand = dataclasses.replace(cand, load=lambda c=cand: loaded.append(c.load()) or hook(loaded[-1]) or loaded[-1])
         one = cfg.model_copy(update={"models": [run.spec], "experiments": [], "cache_dir": cache, "tasks": [task_name]})
         t0 = time.perf_counter()
         (record,) = run_benchmark(one, force=True, show_progress=False, candidates=[cand], tasks=[task])
