@@ -194,3 +194,18 @@ def test_fast_commands_do_not_import_torch(argv: list[str], bm25_results: Path) 
             "sys.stderr.write(str(r.exit_code) + r.output[-500:])")
     heavy = _heavy_modules_after(code)
     assert heavy == [], f"{argv}: imported {heavy}"
+
+
+def test_a_second_report_imports_no_mteb(bm25_results: Path, tmp_path: Path) -> None:
+    """The first report computes the public comparison with mteb and keeps it; the next one reads it (issue 19)."""
+    from typer.testing import CliRunner
+
+    from runners.cli import app
+
+    args = ["report", "-c", str(bm25_results), "-o", str(tmp_path / "r.html")]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom runners.cli import app\n"
+            f"r = CliRunner().invoke(app, {args!r})\n"
+            "assert r.exit_code == 0, r.output")
+    assert _heavy_modules_after(code) == []
