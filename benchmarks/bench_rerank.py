@@ -7,8 +7,9 @@ reranker itself, no score cache) by
 * all-MiniLM-L6-v2 as a bi-encoder (the pipeline demo's reranker: the query and `depth` documents encoded);
 * a cross-encoder of the same size (the MiniLM weights with a seeded one-score head: the cost of a
   MiniLM-L6 cross-encoder such as ms-marco-MiniLM-L6-v2; its scores mean nothing, its cost is real).
-Measurements are interleaved query by query, so a busy machine slows both stages alike; the ratios (median
-per-query rerank time / median per-query BM25 search time) are the result, absolute times depend on load.
+Measurements are interleaved query by query, so a busy machine slows both stages alike, and torch uses one
+thread (BM25's search is single-threaded too): the ratios (median per-query rerank time / median per-query BM25
+search time) are the result, absolute times depend on the machine and its load.
 
     python benchmarks/bench_rerank.py [--queries 40]
 """
@@ -68,7 +69,7 @@ def main(task_name: str, n_queries: int, depths: tuple[int, ...], smoke: bool = 
         scorer.predict([(queries["text"][0], texts[corpus["id"][0]])])
     first_ms: list[float] = []
     rerank_ms: dict[tuple[str, int], list[float]] = {(n, d): [] for n in rerankers for d in depths}
-    torch.set_num_threads(max(1, len(os.sched_getaffinity(0))))
+    torch.set_num_threads(1)  # one core for both stages: a per-core comparison, and no spinning threads on a busy machine
     for i in range(min(n_queries, len(queries))):
         one = queries.select([i])
         t0 = time.perf_counter()
