@@ -17,7 +17,7 @@ from ..results.store import find_run, read_json
 #: the cost columns every output carries when a latency pass stored figures (same names in JSON and CSV)
 COST_COLUMNS = ["p50_ms", "p95_ms", "bytes_per_doc", "docs_per_s"]
 ALL_COLUMNS = ["p50_ms", "p95_ms", "p99_ms", "spread", "qps", "bytes_per_doc", "docs_per_s", "n_docs", "dim",
-               "parameters", "load_avg_1m", "threads", "cpu", "measured_at", "p50_ratio", "note"]
+               "parameters", "load_avg_1m", "threads", "cpu", "torch", "blas", "measured_at", "p50_ratio", "note"]
 SCALES = (10, 100)
 
 
@@ -47,7 +47,8 @@ def cost_row(rec: dict[str, Any] | None) -> dict[str, Any]:
         return row
     host = rec.get("machine") or {}
     row.update(load_avg_1m=_num((host.get("load_avg_1m") or {}).get("mean")), threads=host.get("threads"),
-               cpu=host.get("cpu"), measured_at=(rec.get("pass") or {}).get("at"))
+               cpu=host.get("cpu"), torch=host.get("torch"), blas=host.get("blas"),
+               measured_at=(rec.get("pass") or {}).get("at"))
     if not rec.get("measurable"):
         row["note"] = rec.get("note") or rec.get("error") or "not measured"
         return row

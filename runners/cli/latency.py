@@ -70,7 +70,8 @@ def print_rows(rows: list[dict[str, Any]], records_note: str = "") -> None:
     first = rows[0] if rows else {}
     if first:
         console.print(Text.assemble(("machine:", "bold"), f" {first.get('cpu')}, {first.get('threads')} torch "
-                                    f"threads; load average (1 min) during the pass {first.get('load_avg_1m') or 0:.1f}"
+                                    f"thread(s), torch {first.get('torch') or '?'} with {first.get('blas') or '?'} "
+                                    f"BLAS; load average (1 min) during the pass {first.get('load_avg_1m') or 0:.1f}"
                                     " — on a busy machine read the ratios, not the milliseconds"), highlight=False)
     if records_note:
         console.print(records_note, highlight=False, markup=False)

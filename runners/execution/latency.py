@@ -18,6 +18,7 @@ import contextlib
 import logging
 import os
 import platform
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -185,9 +186,8 @@ def machine() -> dict[str, Any]:
 
         info["torch"] = torch.__version__
         info["threads"] = torch.get_num_threads()
-        show = torch.__config__.show()
-        info["blas"] = next((ln.split("=", 1)[1].strip().rstrip(",") for ln in show.replace(", ", "\n").splitlines()
-                             if ln.strip().startswith("BLAS_INFO")), "")
+        found = re.search(r"BLAS_INFO=([^,\s]+)", torch.__config__.show())
+        info["blas"] = found.group(1) if found else ""
     except Exception:  # noqa: BLE001 - torch absent: the facts we have
         pass
     info["numpy"] = np.__version__
