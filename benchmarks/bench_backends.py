@@ -180,7 +180,7 @@ def beir_subset(beir: Path, n_docs: int, out: Path) -> Path:
     (out / "qrels" / "test.tsv").write_text("\n".join(qrels) + "\n")
     yaml_path = out / "subset.yaml"
     yaml_path.write_text(f"name: SciFactSubset{len(keep)}\ndescription: SciFact, {len(keep)} of its documents\n"
-                         "source:\n  format: beir\n  path: .\n  splits: [test]\nsplits: [test]\nlicense: cc-by-nc-2.0\n"
+                         "source:\n  format: beir\n  path: .\n  splits: [test]\nsplits: [test]\nlicense: https://creativecommons.org/licenses/by-nc/2.0/\n"
                          "labels: expert\n")
     return yaml_path
 
