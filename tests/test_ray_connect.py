@@ -52,6 +52,7 @@ def test_address_forms_are_parsed_or_rejected_in_one_line():
 
 
 def test_auto_without_a_cluster_advises_encode_address(monkeypatch):
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'private-mteb[ray]')")
     import ray._private.services as services
 
     def none_running(addr):
