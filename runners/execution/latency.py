@@ -63,6 +63,7 @@ class Served:
     note: str = ""
     error: str = ""
     times: list[list[float]] = field(default_factory=list)  # per repeat, ms per query
+    first: Served | None = None  # a reranked candidate's first stage (served live)
 
 
 def search_object(cand: Candidate, cfg: BenchmarkConfig, task: Any) -> Any:
@@ -142,7 +143,7 @@ def _prepare_rerank(s: Served, cfg: BenchmarkConfig, view: TaskView, others: dic
     view.index(search)
     s.index_seconds = first.index_seconds + time.perf_counter() - t0
     s.encoders, s.note = first.encoders, f"first stage '{first.cand.label}' + reranker, per query"
-    s.first = first  # type: ignore[attr-defined]
+    s.first = first
 
     def one(p: int) -> Any:
         ranking = next(iter(first.one(p).values()), {})
@@ -207,14 +208,13 @@ def _no_hybrid_bars() -> Iterator[None]:
         hybrid_wrappers.tqdm = saved
 
 
-def _measure_task(cands: list[Candidate], cfg: BenchmarkConfig, task: Any, opts: LatencyOptions,
-                  on_note: Callable[[str], None] | None) -> list[dict[str, Any]]:
+def _measure_task(cands: list[Candidate], cfg: BenchmarkConfig, task: Any, opts: LatencyOptions) -> list[dict[str, Any]]:
     with _no_hybrid_bars():
-        return _measure_task_quiet(cands, cfg, task, opts, on_note)
+        return _measure_task_quiet(cands, cfg, task, opts)
 
 
-def _measure_task_quiet(cands: list[Candidate], cfg: BenchmarkConfig, task: Any, opts: LatencyOptions,
-                        on_note: Callable[[str], None] | None) -> list[dict[str, Any]]:
+def _measure_task_quiet(cands: list[Candidate], cfg: BenchmarkConfig, task: Any,
+                        opts: LatencyOptions) -> list[dict[str, Any]]:
     view = TaskView(task, opts.queries, cfg.encode.batch_size)
     others: dict[str, Served] = {}
     served: list[Served] = []
@@ -276,7 +276,7 @@ def _record(s: Served, view: TaskView, qps: float | None, pass_info: dict[str, A
     rec["spread"] = (max(rep_p50) - min(rep_p50)) / mid if mid > 0 else 0.0
     rec["throughput_qps"] = qps
     n_docs = len(view.corpus)
-    search = s.first.search if hasattr(s, "first") else s.search  # a reranker holds no index of its own
+    search = s.first.search if s.first is not None else s.search  # a reranker holds no index of its own
     sizes = index_bytes(search)
     cold_s_per_doc, sample = 0.0, 0
     for e in s.encoders:
@@ -291,7 +291,7 @@ def _record(s: Served, view: TaskView, qps: float | None, pass_info: dict[str, A
                     "encode_seconds_per_doc": cold_s_per_doc or None, "cold_index_seconds": cold_seconds,
                     "docs_per_s": n_docs / cold_seconds if cold_seconds > 0 else None,
                     "bytes": sizes, "bytes_per_doc": sum(sizes.values()) / n_docs if sizes and n_docs else None}
-    rec["facts"] = (static_facts(s.first.search) if hasattr(s, "first") else []) + static_facts(s.search)
+    rec["facts"] = (static_facts(s.first.search) if s.first is not None else []) + static_facts(s.search)
     return rec
 
 
@@ -300,8 +300,8 @@ def latency_path(cfg: BenchmarkConfig, cand_name: str, revision: str, task: Any,
         f"latency_{split}.json"
 
 
-def measure(cfg: BenchmarkConfig, cands: list[Candidate], tasks: list[Any], opts: LatencyOptions | None = None,
-            on_note: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+def measure(cfg: BenchmarkConfig, cands: list[Candidate], tasks: list[Any],
+            opts: LatencyOptions | None = None) -> list[dict[str, Any]]:
     """Measure every candidate on every task (interleaved per task); store each record in its run folder."""
     opts = opts or LatencyOptions()
     if opts.threads:
@@ -310,13 +310,13 @@ def measure(cfg: BenchmarkConfig, cands: list[Candidate], tasks: list[Any], opts
         saved = torch.get_num_threads()
         torch.set_num_threads(opts.threads)
         try:
-            return measure(cfg, cands, tasks, LatencyOptions(**{**vars(opts), "threads": None}), on_note)
+            return measure(cfg, cands, tasks, LatencyOptions(**{**vars(opts), "threads": None}))
         finally:
             torch.set_num_threads(saved)
     out = []
     by_name = {c.name: c for c in cands}
     for task in tasks:
-        for rec in _measure_task(cands, cfg, task, opts, on_note):
+        for rec in _measure_task(cands, cfg, task, opts):
             cand = by_name[rec["candidate"]]
             path = latency_path(cfg, cand.name, cand.revision, task, rec["pass"]["split"])
             old = read_json(path) if path.exists() else {}
