@@ -37,10 +37,16 @@ def _blocks(q: np.ndarray, d: np.ndarray, rows: int, cols: int, kind: str) -> to
 
 
 @pytest.mark.parametrize("kind", ["cosine", "dot"])
-def test_scores_do_not_depend_on_blocks_order_or_threads(kind):
+def test_scores_do_not_depend_on_blocks_order_or_threads(kind, monkeypatch):
+    import runners.search.scores as scores
+
     q, d = _vectors(9, 384, 1), _vectors(300, 384, 2)
     full = exact_similarity(q, d, kind)
     assert full.dtype == torch.float32 and full.shape == (9, 300)
+    monkeypatch.setattr(scores, "_BLOCK_ROWS", 7)  # its own inner blocks, too
+    assert torch.equal(exact_similarity(torch.from_numpy(q), d.tolist(), kind), full)
+    assert torch.equal(exact_similarity(q[0], d[5], kind), full[:1, 5:6])  # 1-D vectors
+    monkeypatch.undo()
     for rows, cols in ((1, 7), (9, 16), (2, 37), (9, 299)):
         assert torch.equal(_blocks(q, d, rows, cols, kind), full), (rows, cols)
     perm = np.random.default_rng(3).permutation(384)  # another summation order for every score

@@ -26,6 +26,7 @@ import numpy as np
 
 EXACT_KINDS = ("cosine", "dot")
 _COLUMNS = 1 << 24  # float64 elements per product block: bounds the temporaries at ~128 MB each
+_BLOCK_ROWS = 4096  # rows of `b` converted to float64 at a time
 
 
 def similarity_kind(model: Any) -> str | None:
@@ -65,35 +66,40 @@ def similarity(model: Any, a: Any, b: Any) -> Any:
 
 
 def exact_similarity(a: Any, b: Any, kind: str = "cosine") -> Any:
-    """A (len(a), len(b)) float32 torch tensor of scores; each depends only on its two vectors (module docstring)."""
+    """A (len(a), len(b)) float32 torch tensor of scores; each depends only on its two vectors (module docstring).
+
+    `b` is taken `_BLOCK_ROWS` rows at a time (all per-row steps are row-independent, so blocks change nothing),
+    so the float64 copies stay small next to the float32 vectors.
+    """
     import torch
 
-    x, y = _rows(a), _rows(b)
-    if x.shape[1] != y.shape[1]:
-        raise ValueError(f"vectors of {x.shape[1]} and {y.shape[1]} dimensions cannot be compared")
-    if kind == "cosine":
-        x, y = _unit(x), _unit(y)
-        xs, ys = np.zeros(len(x)), np.zeros(len(y))
-    elif kind == "dot":
-        x, xs = _scaled(x)
-        y, ys = _scaled(y)
-    else:
+    if kind not in EXACT_KINDS:
         raise ValueError(f"no exact similarity for {kind!r}")
+    x, xs = _prepared(_rows(a), kind)
     beta = _grid_bits(x.shape[1])
-    (xh, xl), (yh, yl) = _slices(x, beta), _slices(y, beta)
-    out = torch.empty((len(x), len(y)), dtype=torch.float32)
-    step = max(1, _COLUMNS // max(len(x), 1))
-    th, tl = torch.from_numpy(xh), torch.from_numpy(xl)
-    for start in range(0, len(y), step):
-        stop = min(start + step, len(y))
-        uh, ul = torch.from_numpy(yh[start:stop]).T, torch.from_numpy(yl[start:stop]).T
-        high = (th @ uh).numpy() * 2.0 ** (-2 * beta)  # exact: integer sums below 2**53, scaled by a power of 2
-        low = ((th @ ul).numpy() + (tl @ uh).numpy()) * 2.0 ** (-3 * beta)  # the integer sum is exact, too
+    xh, xl = (torch.from_numpy(part) for part in _slices(x, beta))
+    two_d = getattr(b, "ndim", None) == 2 or np.ndim(b) == 2
+    n = len(b) if two_d else 1
+    out = torch.empty((len(x), n), dtype=torch.float32)
+    step = max(1, min(_BLOCK_ROWS, _COLUMNS // max(len(x), 1)))
+    for start in range(0, n, step):
+        stop = min(start + step, n)
+        y, ys = _prepared(_rows(b[start:stop] if two_d else b), kind)
+        if y.shape[1] != x.shape[1]:
+            raise ValueError(f"vectors of {x.shape[1]} and {y.shape[1]} dimensions cannot be compared")
+        yh, yl = (torch.from_numpy(part).T for part in _slices(y, beta))
+        high = (xh @ yh).numpy() * 2.0 ** (-2 * beta)  # exact: integer sums below 2**53, scaled by a power of 2
+        low = ((xh @ yl).numpy() + (xl @ yh).numpy()) * 2.0 ** (-3 * beta)  # the integer sum is exact, too
         score = high + low  # the one float64 rounding, element by element
         if kind == "dot":
-            score = score * np.exp2(xs[:, None] + ys[None, start:stop])
+            score = score * np.exp2(xs[:, None] + ys[None, :])
         out[:, start:stop] = torch.from_numpy(score.astype(np.float32))
     return out
+
+
+def _prepared(x: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Rows within [-1, 1]: unit rows (cosine), or scaled by a power of two (dot) with the exponents to undo it."""
+    return (_unit(x), np.zeros(len(x))) if kind == "cosine" else _scaled(x)
 
 
 def _rows(v: Any) -> np.ndarray:
