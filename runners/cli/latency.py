@@ -59,6 +59,8 @@ def print_rows(rows: list[dict[str, Any]], records_note: str = "") -> None:
                 t.add_row(r["candidate"], *["–"] * 10)
                 notes.append(f"{r['candidate']}: {r['note']}")
                 continue
+            if r.get("note"):
+                notes.append(f"{r['candidate']}: {r['note']}")
             t.add_row(r["candidate"], ms(r["p50_ms"]), ms(r["p95_ms"]), ms(r["p99_ms"]),
                       num(100 * r["spread"] if r["spread"] is not None else None, "{:.0f}%"),
                       num(r["p50_ratio"], "{:.2f}x"), num(r["qps"]), num(r["docs_per_s"]),

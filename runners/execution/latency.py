@@ -121,6 +121,8 @@ def _prepare(cand: Candidate, cfg: BenchmarkConfig, view: TaskView, others: dict
     view.index(s.search)
     s.index_seconds = time.perf_counter() - t0
     s.encoded_in_index = sum(e.encoded for e in s.encoders) - before
+    if any(type(p).__name__ == "FaissAnnIndex" for p in parts(s.search)):
+        s.note = "includes the evaluation's exact-search agreement check on each query (an upper bound)"
     held = [p for p in parts(s.search) if hasattr(p, "task_corpus")]  # mteb forgets its corpus after a search
     s.rearm = lambda: [setattr(p, "task_corpus", view.corpus) for p in held]  # type: ignore[attr-defined]
     s.one = lambda p: view.search(s.search, view.rows[p])

@@ -148,6 +148,8 @@ def index_bytes(search: Any) -> dict[str, int]:
             out["ann_index"] = out.get("ann_index", 0) + _faiss_bytes(p._index)
         elif kind == "BM25Search" and getattr(p, "retriever", None) is not None:
             out["bm25_index"] = out.get("bm25_index", 0) + _bm25_bytes(p.retriever)
+    if "ann_index" in out:  # a faiss index stores its vectors: the matrix held beside it is not served
+        out.pop("vectors", None)
     sizer = next((getattr(p, "index_bytes") for p in parts(search)
                   if callable(getattr(p, "index_bytes", None)) and p is not search), None)
     if sizer is not None:  # a retriever adapter that can say how big its database index is
