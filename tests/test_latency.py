@@ -203,3 +203,13 @@ def test_experiments_carry_the_cost_columns_and_their_projections(measured) -> N
     assert rows["prod run"]["p50_ms"] is None and "not measurable" in rows["prod run"]["cost_note"]
     text = runner.invoke(app, ["experiments", "-c", str(path), "-m", "ndcg_at_10"])
     assert "(latency not measurable (precomputed rankings))" in text.output and " ms, p95 " in text.output
+
+
+def test_run_with_latency_measures_after_the_scores(measured) -> None:
+    cfg, _, path = measured
+    out = runner.invoke(app, ["run", "-c", str(path), "--latency", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    assert {r["status"] for r in doc["records"]} == {"skipped"}  # complete results stay complete
+    rows = {r["candidate"]: r for r in doc["latency"]}
+    assert rows["sleepy retriever"]["p50_ms"] >= 5.0 and rows["prod run"]["note"] == NOT_MEASURABLE
