@@ -17,6 +17,7 @@ PRIVATE_NAMES: dict[str, tuple[str, str]] = {
     "mrr": ("mteb._evaluators.retrieval_metrics", "mrr"),
     "create_dataloader": ("mteb._create_dataloaders", "create_dataloader"),
     "custom_collate_fn": ("mteb._create_dataloaders", "_custom_collate_fn"),
+    "filter_queries_without_positives": ("mteb.abstasks.retrieval", "_filter_queries_without_positives"),
     "combine_queries_with_instruction_text": ("mteb._create_dataloaders", "_combine_queries_with_instruction_text"),
     "borda_rank_from_long": ("mteb.benchmarks._create_table", "_borda_rank_from_long"),
     "build_per_task_pivot": ("mteb.benchmarks._create_table", "_build_per_task_pivot"),
@@ -68,6 +69,11 @@ def create_dataloader(*args: Any, **kwargs: Any) -> Any:
 def combine_queries_with_instruction_text(*args: Any, **kwargs: Any) -> Any:
     """Query text as mteb's retrieval search sees it (instructions appended), for searches outside mteb's loader."""
     return private("combine_queries_with_instruction_text")(*args, **kwargs)
+
+
+def filter_queries_without_positives(*args: Any, **kwargs: Any) -> Any:
+    """The queries mteb's retrieval evaluation keeps (those with a positive label), for a search run outside it."""
+    return private("filter_queries_without_positives")(*args, **kwargs)
 
 
 def custom_collate_fn() -> Any:

@@ -83,14 +83,14 @@ class TaskView:
     """One task's (split, subset): corpus, queries and the fixed query sample, as mteb hands them to a search."""
 
     def __init__(self, task: Any, n_queries: int, batch_size: int) -> None:
-        from mteb.abstasks.retrieval import _filter_queries_without_positives
+        from custom_tasks.mteb_private import filter_queries_without_positives
 
         if not getattr(task, "data_loaded", False):
             task.load_data()
         self.task, self.split = task, task.eval_splits[0]
         self.subset = next(iter(task.dataset))
         data = task.dataset[self.subset][self.split]
-        _, self.queries = _filter_queries_without_positives(data["relevant_docs"], data["queries"])
+        _, self.queries = filter_queries_without_positives(data["relevant_docs"], data["queries"])
         self.corpus, self.top_ranked = data["corpus"], data.get("top_ranked")
         n = len(self.queries)
         self.positions = sorted({int(round(x)) for x in np.linspace(0, n - 1, min(n_queries, n))}) if n else []
