@@ -115,26 +115,6 @@ def backend_identity(backend: str | None, precision: str | None) -> dict[str, An
     return {"backend": backend, "precision": precision, "runtime": runtime}
 
 
-#: the runtime packages whose version can change an exported model's vectors, per backend
-BACKEND_RUNTIMES = {"onnx": ("onnxruntime", "onnx", "torch"), "openvino": ("openvino", "nncf", "onnx", "torch")}
-
-
-def backend_identity(backend: str | None, precision: str | None) -> dict[str, Any]:
-    """{} for the reference (torch fp32: existing fingerprints stay valid), else the backend, the precision and
-    the versions of the packages that export and run it (an upgrade may change the vectors, so it re-runs)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    if (backend or "torch", precision or "fp32") == ("torch", "fp32"):
-        return {}
-    runtime = {}
-    for package in BACKEND_RUNTIMES.get(backend or "torch", ()):
-        try:
-            runtime[package] = version(package)
-        except PackageNotFoundError:
-            runtime[package] = None
-    return {"backend": backend, "precision": precision, "runtime": runtime}
-
-
 def task_identity(task: Any) -> dict[str, Any]:
     """Everything about a task that changes its scores for a given model."""
     meta = task.metadata
