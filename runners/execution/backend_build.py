@@ -117,6 +117,9 @@ def _build(source: Path, backend: str, precision: str, out: Path, model_kwargs: 
                          op_types_to_quantize=["MatMul"], extra_options={"MatMulConstBOnly": True})
         onnx_path.unlink()
     elif backend == "openvino":
+        from .telemetry_off import block_vendor_telemetry
+
+        block_vendor_telemetry()  # ovc and nncf report usage by default
         import openvino as ov
 
         model = ov.convert_model(str(onnx_path))

@@ -59,6 +59,9 @@ class OnnxRunner:
 
 class OpenVinoRunner:
     def __init__(self, path: Path, precision: str, threads: int) -> None:
+        from .telemetry_off import block_vendor_telemetry
+
+        block_vendor_telemetry()
         import openvino as ov
 
         config = {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
