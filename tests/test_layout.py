@@ -209,3 +209,22 @@ def test_a_second_report_imports_no_mteb(bm25_results: Path, tmp_path: Path) -> 
             f"r = CliRunner().invoke(app, {args!r})\n"
             "assert r.exit_code == 0, r.output")
     assert _heavy_modules_after(code) == []
+
+
+def test_report_after_run_imports_no_mteb(tmp_path: Path) -> None:
+    """`run` keeps the report's public comparison while mteb is loaded, so even the first `report` after it starts
+    without mteb (issue 19: report under 5 s on the demo)."""
+    from typer.testing import CliRunner
+
+    from runners.cli import app
+
+    cfg = write_benchmark(tmp_path, [str(TINY_YAML)], models=[{"name": "bm25"}])
+    ran = CliRunner().invoke(app, ["run", "-c", str(cfg)])
+    assert ran.exit_code == 0, ran.output
+    assert list((tmp_path / "results" / "private-mteb" / "cache").glob("compare-*")), "run kept no comparison"
+    args = ["report", "-c", str(cfg), "-o", str(tmp_path / "r.html")]
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom runners.cli import app\n"
+            f"r = CliRunner().invoke(app, {args!r})\n"
+            "assert r.exit_code == 0, r.output")
+    assert _heavy_modules_after(code) == []
+    assert "Private vs public" in (tmp_path / "r.html").read_text()

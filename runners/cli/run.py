@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 from typing import Optional
 
@@ -22,6 +23,19 @@ def _latency(cfg, cands: list, tasks: list, records: list) -> list:
     with quiet_foreign_bars():
         return measure_rows(cfg, [c for c in cands if c.name not in failed], tasks,
                             latency_options(**LATENCY_DEFAULTS))
+
+
+def _keep_public_comparison(cfg) -> None:
+    """Compute the report's public comparison while mteb is loaded, so `report` after `run` starts fast.
+    Only a cache: any failure here is the report's to show, never the run's."""
+    try:
+        from ..analysis.report import keep_public_comparison
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            keep_public_comparison(cfg)
+    except Exception:  # noqa: BLE001 — a cache warm-up; `report` computes (and reports) it again
+        pass
 
 
 def _records_json(records: list, latency: list | None = None) -> str:
@@ -135,6 +149,7 @@ def run(
     from .history import after_run
 
     after_run(cfg, records, cands, tasks, mlflow, quiet=as_json)  # the run history and MLflow, when configured
+    _keep_public_comparison(cfg)
     if failed:
         models = sorted({r.label for r in failed})
         err_console.print(Text.assemble(("error:", "bold red"), f" {len(failed)} of {len(records)} run(s) failed "

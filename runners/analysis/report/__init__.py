@@ -67,6 +67,18 @@ def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text
     return Report(f"private-mteb report: {cfg.name}", subtitle, [p for p in parts if p is not None])
 
 
+def keep_public_comparison(cfg: BenchmarkConfig, split: str = "test") -> None:
+    """Compute and keep the report's private-vs-public comparison now (`run` calls it: mteb is loaded there
+    anyway), so the `report` that follows reads it instead of importing mteb (issue 19: report under 5 s)."""
+    from .public import public_comparison
+
+    cands = config_candidates(cfg, cfg.results_path)
+    tasks = [td for td in (load_task(cfg, t, cands, list(cfg.stats.tags), split) for t in cfg.tasks) if td is not None]
+    stored = [c for c in cands if any(c in td.candidates for td in tasks)]
+    if tasks:
+        public_comparison(cfg.results_path, tasks, stored)
+
+
 def render(report: Report, fmt: str) -> str:
     if fmt == "html":
         return render_html(report)

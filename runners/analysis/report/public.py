@@ -29,12 +29,11 @@ def _register(configs: list[TaskConfig | None]) -> None:
             register(task_class(tc))
 
 
-def public_section(results_dir: Path, tasks: list[TaskData], cands: list[Candidate], public: str | None = None,
-                   ) -> Section | None:
-    """Scatter of public mean vs private mean (with private CI whiskers) and the rank-correlation sentence."""
-    from ..compare import PRIVATE_MEAN, PRIVATE_RANK, PUBLIC_MEAN, PUBLIC_RANK, Comparison, build_comparison
+def public_comparison(results_dir: Path, tasks: list[TaskData], cands: list[Candidate], public: str | None = None,
+                      ) -> Any:
+    """The comparison the section shows: kept by content (compare_cache), computed with mteb when not kept."""
+    from ..compare import Comparison, build_comparison
     from ..compare_cache import cached_comparison
-    from ..compare_plot import comparison_figure, private_intervals
     from ..public import resolve_public_source
 
     source = resolve_public_source(public)
@@ -44,7 +43,16 @@ def public_section(results_dir: Path, tasks: list[TaskData], cands: list[Candida
         _register([td.config for td in tasks])
         return build_comparison(results_dir, source, names, models, include_public_only=False)
 
-    comp = cached_comparison(results_dir, source, [td.config for td in tasks], names, models, build)
+    return cached_comparison(results_dir, source, [td.config for td in tasks], names, models, build)
+
+
+def public_section(results_dir: Path, tasks: list[TaskData], cands: list[Candidate], public: str | None = None,
+                   ) -> Section | None:
+    """Scatter of public mean vs private mean (with private CI whiskers) and the rank-correlation sentence."""
+    from ..compare import PRIVATE_MEAN, PRIVATE_RANK, PUBLIC_MEAN, PUBLIC_RANK
+    from ..compare_plot import comparison_figure, private_intervals
+
+    comp = public_comparison(results_dir, tasks, cands, public)
     both = comp.table[comp.table[PRIVATE_MEAN].notna() & comp.table[PUBLIC_MEAN].notna()]
     if both.empty:
         return None
