@@ -13,7 +13,13 @@ The Python API below is imported lazily, so `import runners` stays cheap.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
+
+# onnxruntime (the onnx encode backend) reports usage to Microsoft from Linux too, and keeps a device id and an
+# event queue under ~/.cache/Microsoft, unless this is set before it is first imported; nothing may leave the machine
+if not os.environ.get("ORT_DISABLE_TELEMETRY"):
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 
 _EXPORTS = {
     "BenchmarkConfig": ".config.benchmark",

@@ -52,3 +52,34 @@ def test_a_sender_loaded_first_gets_no_consent() -> None:
         assert t.consent is False
     finally:
         openvino_telemetry.Telemetry.init = saved
+
+
+ORT_PROBE = """
+import os, pathlib, sys
+{setup}
+import numpy as np, onnx, onnxruntime as ort
+from onnx import TensorProto, helper
+graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+home = pathlib.Path(os.environ["HOME"])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(home / "m.onnx"))
+ort.InferenceSession(str(home / "m.onnx"), providers=["CPUExecutionProvider"]).run(None, {{"x": np.ones(1, np.float32)}})
+print((home / ".cache" / "Microsoft").exists())
+"""
+
+
+def test_onnxruntime_keeps_no_telemetry_state_once_runners_is_imported(tmp_path) -> None:
+    """onnxruntime 1.32 writes a device id and a telemetry queue (sent to events.data.microsoft.com) unless
+    ORT_DISABLE_TELEMETRY is set before its import; importing private-mteb sets it."""
+    pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
+
+    def probe(setup: str, home: str) -> bool:
+        (tmp_path / home).mkdir()
+        out = subprocess.run([sys.executable, "-c", ORT_PROBE.format(setup=setup)], cwd=REPO, capture_output=True,
+                             text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / home)})
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout.strip().splitlines()[-1] == "True"
+
+    assert probe("", "plain")  # the probe can see it: onnxruntime alone creates ~/.cache/Microsoft
+    assert not probe("import runners", "ours")
