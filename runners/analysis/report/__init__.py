@@ -40,13 +40,10 @@ def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text
                  margin: float | None = None) -> Report:
     """Every section whose data exists; raises FileNotFoundError when the config has no stored result."""
     results_dir = cfg.results_path
-    cands = config_candidates(cfg, results_dir)
-    tags = list(cfg.stats.tags) if tags is None else tags
-    tasks = [td for td in (load_task(cfg, t, cands, tags, split) for t in cfg.tasks) if td is not None]
+    tasks, stored = _stored(cfg, list(cfg.stats.tags) if tags is None else tags, split)
     if not tasks:
         raise FileNotFoundError(f"no stored results for the candidates of {cfg.path or cfg.name} in {results_dir}: "
                                 "run `private-mteb run` first")
-    stored = [c for c in cands if any(c in td.candidates for td in tasks)]
     ctx = sections.Context(cfg.stats, results_dir, resolve_baseline(stored, baseline), show_text, worst, split)
     nums = [sections.task_numbers(td, ctx) for td in tasks]
     parts: list[Section | None] = [sections.summary(nums), sections.results_table(nums, ctx),
@@ -72,11 +69,16 @@ def keep_public_comparison(cfg: BenchmarkConfig, split: str = "test") -> None:
     anyway), so the `report` that follows reads it instead of importing mteb (issue 19: report under 5 s)."""
     from .public import public_comparison
 
-    cands = config_candidates(cfg, cfg.results_path)
-    tasks = [td for td in (load_task(cfg, t, cands, list(cfg.stats.tags), split) for t in cfg.tasks) if td is not None]
-    stored = [c for c in cands if any(c in td.candidates for td in tasks)]
+    tasks, stored = _stored(cfg, list(cfg.stats.tags), split)
     if tasks:
         public_comparison(cfg.results_path, tasks, stored)
+
+
+def _stored(cfg: BenchmarkConfig, tags: list[str], split: str) -> tuple[list, list]:
+    """The tasks with stored results and the candidates stored for at least one of them."""
+    cands = config_candidates(cfg, cfg.results_path)
+    tasks = [td for td in (load_task(cfg, t, cands, tags, split) for t in cfg.tasks) if td is not None]
+    return tasks, [c for c in cands if any(c in td.candidates for td in tasks)]
 
 
 def render(report: Report, fmt: str) -> str:
