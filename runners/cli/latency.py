@@ -16,7 +16,7 @@ from rich.text import Text
 from .common import console, err_console, friendly_errors, offline_default
 
 FORMATS = ("table", "json", "csv")
-LATENCY_DEFAULTS = {"queries": 32, "repeats": 3, "warmup": 3, "encode_sample": 32, "threads": None}
+LATENCY_DEFAULTS = {"queries": 12, "repeats": 2, "warmup": 1, "encode_sample": 32, "threads": None}
 
 
 def latency_options(queries: int, repeats: int, warmup: int, encode_sample: int, threads: Optional[int]) -> Any:

@@ -14,15 +14,17 @@ from rich.text import Text
 from .common import console, friendly_errors, offline_default
 
 
-def _latency(cfg, cands: list, tasks: list, records: list) -> list:
-    """`run --latency`: the latency pass over the candidates that did not fail (runners/cli/latency.py)."""
+def _latency(cfg, cands: list, tasks: list, records: list, loaded: dict) -> list:
+    """`run --latency`: the latency pass over the candidates that did not fail (runners/cli/latency.py), serving
+    the models the run loaded (`loaded`) instead of loading them again."""
     from ..execution.progress import quiet_foreign_bars
     from .latency import LATENCY_DEFAULTS, latency_options, measure_rows
 
     failed = {r.candidate for r in records if r.status == "failed"}
+    opts = latency_options(**LATENCY_DEFAULTS)
+    opts.loaded = loaded
     with quiet_foreign_bars():
-        return measure_rows(cfg, [c for c in cands if c.name not in failed], tasks,
-                            latency_options(**LATENCY_DEFAULTS))
+        return measure_rows(cfg, [c for c in cands if c.name not in failed], tasks, opts)
 
 
 def _keep_public_comparison(cfg) -> None:
@@ -96,6 +98,7 @@ def run(
         console.print(Text.assemble((cfg.name, "bold"), f": {len(cands)} candidate(s) x {len(tasks)} task(s) -> "
                                     f"{cfg.results_path}"))
     live = out.is_terminal and not as_json  # a bar redrawn in place; else plain lines only
+    loaded: dict = {}  # --latency: the models the run loads, served by the pass after it
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
                   TextColumn("{task.completed}/{task.total}"), TextsPerSecond(), TimeElapsedColumn(), Eta(), console=out, transient=False,
                   disable=as_json) as progress:
@@ -123,10 +126,11 @@ def run(
 
         with quiet_foreign_bars():  # model loading, Ray pre-encoding, mteb: only our bars
             records = run_benchmark(cfg, force=force, on_step=on_step, candidates=cands, tasks=tasks,
-                                    show_progress=False, progress=encode_progress)
+                                    show_progress=False, progress=encode_progress,
+                                    keep_loaded=loaded if latency else None)
         progress.update(bar, description="benchmark")
     failed = [r for r in records if r.status == "failed"]
-    latency_rows = _latency(cfg, cands, tasks, records) if latency else None
+    latency_rows = _latency(cfg, cands, tasks, records, loaded) if latency else None
     if as_json:
         sys.stdout.write(_records_json(records, latency_rows) + "\n")
         sys.stdout.flush()

@@ -32,7 +32,8 @@ from .identity import canonical_hash, run_identity, weights_fingerprint
 from .models import offline_copy
 from .rerank_cache import Pair, PairScoreCache
 
-_SCORERS: dict[str, Any] = {}  # reranker cache id -> loaded scorer, once per process for every depth
+_SCORERS: dict[str, Any] = {}
+HOLD_MAX = 200_000  # document vectors a bi-encoder reranker keeps in memory for serving (latency pass)  # reranker cache id -> loaded scorer, once per process for every depth
 
 
 def reranker_path(spec: RerankerSpec, base_dir: Path) -> str | None:
@@ -61,19 +62,50 @@ def detect_kind(where: str) -> str:
 
 
 class BiEncoderScorer:
-    """A sentence-transformers embedding model as a reranker: similarity of the query and document vectors."""
+    """A sentence-transformers embedding model as a reranker: similarity of the query and document vectors.
+
+    Served, a bi-encoder reranker keeps its document vectors in the index (they do not depend on the query):
+    `held` maps document text -> vector, filled by every `predict` and by `hold`; `predict_served` encodes
+    only the query and reads the documents from there. `predict` (the evaluation) never reads `held`, so a
+    score does not depend on what was encoded before."""
 
     def __init__(self, model: Any, batch_size: int) -> None:
         self.model, self.batch_size = model, batch_size
+        self.held: dict[str, Any] = {}
+
+    def _documents(self, docs: list[str]) -> Any:
+        dv = self.model.encode_document(docs, batch_size=self.batch_size, convert_to_tensor=True)
+        if len(self.held) + len(docs) <= HOLD_MAX:
+            self.held.update(zip(docs, dv))
+        return dv
+
+    def hold(self, docs: list[str]) -> int:
+        """Encode (batched, as indexing does) the documents not held yet; how many were encoded."""
+        missing = sorted(set(docs) - self.held.keys())
+        if missing:
+            self._documents(missing)
+        return len(missing)
 
     def predict(self, pairs: list[Pair]) -> list[float]:
         queries = sorted({q for q, _ in pairs})
         docs = sorted({d for _, d in pairs})
         qv = self.model.encode_query(queries, batch_size=self.batch_size, convert_to_tensor=True)
-        dv = self.model.encode_document(docs, batch_size=self.batch_size, convert_to_tensor=True)
+        dv = self._documents(docs)
         qi, di = {q: i for i, q in enumerate(queries)}, {d: i for i, d in enumerate(docs)}
         a = qv[[qi[q] for q, _ in pairs]]
         b = dv[[di[d] for _, d in pairs]]
+        return [float(x) for x in self.model.similarity_pairwise(a, b).cpu()]
+
+    def predict_served(self, pairs: list[Pair]) -> list[float]:
+        """As served: the queries encoded now, the documents' vectors from the index (held; missing ones encoded)."""
+        import torch
+
+        queries = sorted({q for q, _ in pairs})
+        self.hold([d for _, d in pairs])
+        qv = self.model.encode_query(queries, batch_size=self.batch_size, convert_to_tensor=True)
+        qi = {q: i for i, q in enumerate(queries)}
+        a = qv[[qi[q] for q, _ in pairs]]
+        b = torch.stack([self.held[d] for _, d in pairs]) if pairs else a[:0]
         return [float(x) for x in self.model.similarity_pairwise(a, b).cpu()]
 
 
@@ -154,6 +186,7 @@ class RerankSearch:
         self.scorer, self.cache, self.mteb_model_meta = scorer, cache, meta
         self.expected = expected  # task name -> the first stage's current fingerprint (None: not checked)
         self._texts: Any = None
+        self._pos: dict[str, int] | None = None  # doc id -> corpus row, built once per index()
 
     @property
     def encoded(self) -> int:  # the runner's counts: (query, document) pairs scored / found in the score cache
@@ -167,12 +200,14 @@ class RerankSearch:
         return "encoded/reused: (query, document) pairs the reranker scored / found in its score cache"
 
     def index(self, corpus: Any, **kwargs: Any) -> None:
-        self._texts = corpus
+        self._texts, self._pos = corpus, None
 
     def _doc_texts(self, ids: set[str]) -> dict[str, str]:
         """mteb's document text (title + ' ' + text, stripped) of the given ids, read from the corpus rows."""
         corpus = self._texts
-        pos = {d: i for i, d in enumerate(corpus["id"])}
+        if self._pos is None:
+            self._pos = {d: i for i, d in enumerate(corpus["id"])}
+        pos = self._pos
         rows = corpus.select(sorted(pos[d] for d in ids if d in pos))
         titles = rows["title"] if "title" in rows.column_names else [""] * len(rows)
         return {d: (f"{t} {x}".strip() if t else x.strip()) for d, t, x in zip(rows["id"], titles, rows["text"])}
@@ -190,16 +225,24 @@ class RerankSearch:
 
     def rerank_one(self, query: str, first_ranking: dict[str, float], doc_texts: dict[str, str],
                    use_cache: bool = True) -> dict[str, float]:
-        """One query's reranked list (in process; use_cache=False times the reranker itself)."""
+        """One query's reranked list (in process; use_cache=False times the reranker as served, no score cache)."""
         ranked = order(first_ranking)
         pairs = [(query, doc_texts[d]) for d in ranked[:self.depth]]
-        scores = self.cache.scores(pairs, self.score) if use_cache else self.score(pairs)
+        scores = self.cache.scores(pairs, self.score) if use_cache else self.score_served(pairs)
         return as_scores(reorder(ranked, list(scores)))
 
-    def score(self, pairs: list[Pair]) -> list[float]:
+    def loaded_scorer(self) -> Any:
         if callable(self.scorer) and not hasattr(self.scorer, "predict"):
             self.scorer = self.scorer()  # loaded on first use: a fully cached re-run loads no model
-        return self.scorer.predict(pairs)
+        return self.scorer
+
+    def score(self, pairs: list[Pair]) -> list[float]:
+        return self.loaded_scorer().predict(pairs)
+
+    def score_served(self, pairs: list[Pair]) -> list[float]:
+        """Scores as a served reranker computes them (a bi-encoder reads its documents' vectors from its index)."""
+        scorer = self.loaded_scorer()
+        return getattr(scorer, "predict_served", scorer.predict)(pairs)
 
     def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
                **kwargs: Any) -> dict[str, dict[str, float]]:

@@ -186,8 +186,10 @@ def candidates_for(cfg: BenchmarkConfig) -> list[Candidate]:
 def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: bool = True,
                   on_step: Callable[[str, str, str, RunRecord | None], None] | None = None,
                   candidates: list[Candidate] | None = None, tasks: list[Any] | None = None,
-                  progress: EncodeProgress | None = None) -> list[RunRecord]:
+                  progress: EncodeProgress | None = None, keep_loaded: dict[str, Any] | None = None) -> list[RunRecord]:
     """Evaluate every candidate on every task; skip (candidate, task, data revision) already complete.
+
+    `keep_loaded` (candidate name -> loaded model) keeps each model the run loaded, for a latency pass after it.
 
     `on_step(event, candidate_label, task_name, record)` lets a UI draw progress ("start" (record None) /
     "done" / "skip" / "fail"); `progress` gets every encode pass (progress.py); show_progress=False also
@@ -234,7 +236,10 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                 if model is None:
                     step = "could not load: "
                     try:
-                        model = wrap_cache(cand.load(), cand, cfg.cache_path)
+                        raw = cand.load()
+                        if keep_loaded is not None:
+                            keep_loaded[cand.name] = raw
+                        model = wrap_cache(raw, cand, cfg.cache_path)
                         if cfg.encode.engine == "ray":  # fill the cache on the cluster; mteb then finds hits
                             step = "Ray encode failed: "
                             on_ray = _ray_encode(cfg, model, cand, tasks, progress)

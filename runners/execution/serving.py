@@ -8,8 +8,9 @@ through `CachedEncoder.vectors_for`. During a latency pass each cached encoder c
 * documents: the first request of a corpus goes through the cache as in the evaluation (that is indexing),
   the matrix is then held in memory, as a served index is, and every later search gets it from there.
 
-It also measures the cold encoding rate of each encoder: `sample` documents of the corpus encoded by the
-model with the cache bypassed (texts reused from the cache are never counted as encoded), and reports the
+It also gives the cold encoding rate of each encoder: the rate a cold run kept for this corpus (encode_rate.py),
+else `sample` documents of the corpus encoded by the model with the cache bypassed (texts reused from the cache
+are never counted as encoded), and reports the
 index's size (vectors held, faiss indexes, BM25 score matrices) and the candidate's static facts.
 """
 
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from . import encode_rate
 from .embedding_cache import CachedEncoder, _to_numpy, batch_loader
 
 DEFAULT_ENCODE_SAMPLE = 32
@@ -61,6 +63,9 @@ class Serving:
             enc.serving = self
         self.docs[key] = held
         where = f"{enc.store.folder}|{getattr(call.get('task_metadata'), 'name', '')}"
+        kept = None if self.cold or where in self.rates else encode_rate.read(enc.store.folder, where.split("|", 1)[1])
+        if kept is not None:  # a cold run encoded this corpus with this model here: its rate, no sample
+            self.rates[where] = {"seconds": float(kept["seconds"]), "docs": float(kept["docs"]), "from": "cold run"}
         if not self.cold and where in self.rates:  # the same model on the same corpus: measured once per pass
             self.cold = dict(self.rates[where], sampled_seconds=0.0)
         elif not self.cold and len(texts):
@@ -68,8 +73,8 @@ class Serving:
             t0 = time.perf_counter()
             _to_numpy(enc._model.encode(batch_loader(rows_dataset(list(range(n))), batch_size), **call))
             seconds = time.perf_counter() - t0
-            self.cold = {"seconds": seconds, "docs": float(n), "sampled_seconds": seconds}
-            self.rates[where] = {"seconds": seconds, "docs": float(n)}
+            self.cold = {"seconds": seconds, "docs": float(n), "sampled_seconds": seconds, "from": "sample"}
+            self.rates[where] = {"seconds": seconds, "docs": float(n), "from": "sample"}
         return held
 
     @property
