@@ -16,7 +16,8 @@ from ..results.store import find_run, read_json
 
 #: the cost columns every output carries when a latency pass stored figures (same names in JSON and CSV)
 COST_COLUMNS = ["p50_ms", "p95_ms", "bytes_per_doc", "docs_per_s"]
-ALL_COLUMNS = ["p50_ms", "p95_ms", "p99_ms", "spread", "qps", "bytes_per_doc", "docs_per_s", "n_docs", "dim",
+ALL_COLUMNS = ["p50_ms", "p95_ms", "p99_ms", "spread", "qps", "bytes_per_doc", "docs_per_s", "docs_per_s_from", "n_docs",
+               "dim",
                "parameters", "load_avg_1m", "threads", "cpu", "torch", "blas", "measured_at", "p50_ratio", "note"]
 SCALES = (10, 100)
 
@@ -59,9 +60,19 @@ def cost_row(rec: dict[str, Any] | None) -> dict[str, Any]:
     row.update(p50_ms=_num(lat.get("p50")), p95_ms=_num(lat.get("p95")), p99_ms=_num(lat.get("p99")),
                spread=_num(rec.get("spread")), qps=_num(rec.get("throughput_qps")),
                bytes_per_doc=_num(index.get("bytes_per_doc")), docs_per_s=_num(index.get("docs_per_s")),
-               n_docs=index.get("n_docs"), dim=dims[0] if dims else None,
+               docs_per_s_from=_rate_source(index), n_docs=index.get("n_docs"), dim=dims[0] if dims else None,
                parameters=sum(params) if params else None, note=rec.get("note") or "")
     return row
+
+
+def _rate_source(index: dict[str, Any]) -> str | None:
+    """Where docs/s came from: a dense encoder's cold run or sample (encode_rate.py), else the index build itself."""
+    src, n = index.get("encode_rate_from"), index.get("encode_sample_docs")
+    if not index.get("docs_per_s"):
+        return None
+    if not src:
+        return "index build"
+    return f"{src} ({n} documents)" if n else src
 
 
 def cost_rows(results_dir: Path, task_name: str, names: list[str], labels: dict[str, str] | None = None,

@@ -61,6 +61,8 @@ def print_rows(rows: list[dict[str, Any]], records_note: str = "") -> None:
                 continue
             if r.get("note"):
                 notes.append(f"{r['candidate']}: {r['note']}")
+            if r.get("docs_per_s_from") and r["docs_per_s_from"] != "index build":
+                notes.append(f"{r['candidate']}: docs/s from the {r['docs_per_s_from']}")
             t.add_row(r["candidate"], ms(r["p50_ms"]), ms(r["p95_ms"]), ms(r["p99_ms"]),
                       num(100 * r["spread"] if r["spread"] is not None else None, "{:.0f}%"),
                       num(r["p50_ratio"], "{:.2f}x"), num(r["qps"]), num(r["docs_per_s"]),

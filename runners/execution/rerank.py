@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +73,13 @@ class BiEncoderScorer:
     def __init__(self, model: Any, batch_size: int) -> None:
         self.model, self.batch_size = model, batch_size
         self.held: dict[str, Any] = {}
+        self.doc_seconds, self.doc_count = 0.0, 0
 
     def _documents(self, docs: list[str]) -> Any:
+        t0 = time.perf_counter()
         dv = self.model.encode_document(docs, batch_size=self.batch_size, convert_to_tensor=True)
+        self.doc_seconds += time.perf_counter() - t0  # its documents' encode rate: index cost when served
+        self.doc_count += len(docs)
         if len(self.held) + len(docs) <= HOLD_MAX:
             self.held.update(zip(docs, dv))
         return dv
