@@ -139,6 +139,11 @@ def main() -> None:
               f"{total - tok - net:>6.1f}")
     threads = {run.threads for run in runs[1:]}
     print(f"intra-op threads of the exported runtimes: {', '.join(map(str, sorted(t for t in threads if t)))}")
+    from benchmarks._network_profile import print_profile  # the repository root is on sys.path (above)
+
+    print_profile(load_model(ModelSpec(name=MODEL)).model, queries, docs,
+                  {run.tag if run is not ref else "torch fp32": statistics.median(profile[run.name]["network"])
+                   for run in runs})
 
 
 def timed(model: object, spent: dict[str, list[float]]) -> None:

@@ -18,5 +18,6 @@ fi
 # candidate timed one query at a time (MiniLM and BM25 are reused from the run above)
 LAT=configs/benchmarks/latency-demo.yaml
 .venv/bin/private-mteb run -c "$LAT" --latency "$@"
-.venv/bin/private-mteb stats -c "$LAT" --metric ndcg_at_10
+.venv/bin/private-mteb stats -c "$LAT" --metric ndcg_at_10 --by source \
+  --models "all-MiniLM-L6-v2,BM25,all-MiniLM-L6-v2 +bm25 rrf60,BM25 +rerank MiniLM d20,prod search (run file)"
 .venv/bin/private-mteb report -c "$LAT" -o results/report-cost.html
