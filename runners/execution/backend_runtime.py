@@ -25,6 +25,7 @@ from .backend_build import built_files, exported_model
 
 BUCKET_RATIO = 0.8  # a new bucket starts where a row is shorter than this share of its bucket's longest row
 BUCKET_TOKENS = 8192  # at most this many (padded) tokens per call into the runtime
+BF16_HINT = ("bf16", "int8")  # openvino precisions whose non-quantised ops run in bf16 (where the CPU has it)
 
 
 def physical_cores() -> int:
@@ -64,8 +65,11 @@ class OpenVinoRunner:
         block_vendor_telemetry()
         import openvino as ov
 
+        # int8: the quantised products run on int8 units either way; the hint sets the precision of the rest
+        # (softmax, layer norms, GELU, residual adds): bf16 there costs no accuracy int8 has not already spent
+        # (SciFact subset: max |cos diff| 0.0133 vs 0.0136 with f32) and saves ~20% of the network's time
         config = {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
-                  "INFERENCE_PRECISION_HINT": "bf16" if precision == "bf16" else "f32"}
+                  "INFERENCE_PRECISION_HINT": "bf16" if precision in BF16_HINT else "f32"}
         self.compiled = ov.Core().compile_model(str(path), "CPU", config)
         self.request = self.compiled.create_infer_request()
         self.inputs = [i.get_any_name() for i in self.compiled.inputs]

@@ -10,7 +10,8 @@ stale score. The fingerprint hashes:
 * candidate: results name, revision, kind, max_seq_length, model_kwargs, factory + factory_kwargs,
   trust_remote_code, experiment parameters (and the base model's identity for experiments), and for a
   local model the content hash of its files (weights, config, tokenizer); for an encode backend other than
-  torch fp32, the backend, precision and the versions of the packages that export and run it;
+  torch fp32, the backend, precision, the versions of the packages that export and run it and the build
+  method where it is more than a conversion (openvino int8: NNCF post-training quantisation + calibration set);
 * output: keep_top_k (the stored rankings).
 
 Hashing a local model folder reads every byte once; the digest of each file is remembered by
@@ -97,6 +98,26 @@ def weights_fingerprint(paths: Sequence[str], memo_dir: Path | None = None) -> s
 
 #: the runtime packages whose version can change an exported model's vectors, per backend
 BACKEND_RUNTIMES = {"onnx": ("onnxruntime", "onnx", "torch"), "openvino": ("openvino", "nncf", "onnx", "torch")}
+#: how an exported copy is built and run where that is more than a conversion (change the name when the method
+#: changes: the old method's results then never count as the new one's); openvino int8 also names its calibration
+#: set (backend_build._quantise; backend_runtime.BF16_HINT: its non-quantised ops run in bf16)
+BUILD_METHODS = {("openvino", "int8"): "nncf-ptq-transformer-2,bf16-hint"}
+
+
+def build_method(backend: str | None, precision: str | None) -> str | None:
+    """The build method of (backend, precision) for its fingerprint and its exported copy's name; None: a plain
+    conversion (their fingerprints stay what they were)."""
+    method = BUILD_METHODS.get((backend or "torch", precision or "fp32"))
+    if method and (backend, precision) == ("openvino", "int8"):
+        method += f"+calibration-{calibration_hash()}"
+    return method
+
+
+def calibration_hash() -> str:
+    """Content hash of the int8 calibration set (a changed set rebuilds the copy and re-runs its results)."""
+    from . import calibration_texts
+
+    return canonical_hash(calibration_texts.calibration_texts(), 12)
 
 
 def backend_identity(backend: str | None, precision: str | None) -> dict[str, Any]:
@@ -112,7 +133,8 @@ def backend_identity(backend: str | None, precision: str | None) -> dict[str, An
             runtime[package] = version(package)
         except PackageNotFoundError:
             runtime[package] = None
-    return {"backend": backend, "precision": precision, "runtime": runtime}
+    method = build_method(backend, precision)
+    return {"backend": backend, "precision": precision, "runtime": runtime, **({"build": method} if method else {})}
 
 
 def task_identity(task: Any) -> dict[str, Any]:
