@@ -223,13 +223,36 @@ PARAGRAPHS = (
     "independent piece of work and present it to the team.",
 )
 
+#: formatting residue that extracted documents carry (tables of contents with dot leaders, number tables, code,
+#: links, bullets): runs of one repeated token drive activations to ranges prose never reaches
+NOISY = (
+    "Contents. INTRODUCTION . . . . . . . . . . . . . . . . 1 BACKGROUND . . . . . . . . . . . . . . 4 METHODS . . . "
+    ". . . . . . . . . . . 9 RESULTS . . . . . . . . . . . . . . . 15 DISCUSSION . . . . . . . . . . . . 22",
+    "Table of contents • • Overview ........ 3 • Installation ........ 5 • Configuration .... . . . 8 • "
+    "Troubleshooting . . . .. . . ..... 12 • Appendix A . . . . . . . . . . . . 19",
+    "Table 2. Baseline characteristics | n = 412 | 38.2 ± 11.4 | 57 % | 24.9 (22.1-28.3) | 0.43 | 1.12 | < 0.001 | "
+    "0.87 | 12 / 45 | 3.1 ± 0.8 | - | - | 0.02",
+    "def load(path):\n    with open(path) as f:\n        return [json.loads(line) for line in f if line.strip()]\n\n"
+    "for row in load('data.jsonl'):\n    print(row['id'], row.get('text', '')[:80])",
+    "See https://example.org/docs/v2/setup#install, https://example.org/docs/v2/faq?lang=en and "
+    "ftp://files.example.net/pub/2024/archive_001.tar.gz for the full list.",
+    "- item one\n- item two\n- item three\n  * sub-item a\n  * sub-item b\n- item four (see above)\n- ...",
+    "ERROR 2024-03-11T09:42:17Z [worker-3] timeout after 30000 ms; retry 1/5 ... retry 2/5 ... retry 3/5 ... "
+    "retry 4/5 ... retry 5/5 ... giving up (code=ETIMEDOUT, host=10.0.4.17:5432)",
+    "A B C D E F G H I J K L M N O P Q R S T U V W X Y Z 0 1 2 3 4 5 6 7 8 9 ! ? ; : - - - * * * = = = # # #",
+    "CHAPTER 1 . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . ."
+    " . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . .",
+)
+
 
 def calibration_texts() -> list[str]:
-    """The calibration set (170 texts, 4 to 247 MiniLM tokens): every question, sentence and paragraph, each second
-    paragraph joined with the next, every fourth with the next two (the long end) and runs of three sentences."""
-    texts = [*QUESTIONS, *SENTENCES, *PARAGRAPHS]
+    """The calibration set (187 texts, 4 to 247 MiniLM tokens): every question, sentence, paragraph and piece of
+    formatting residue, each second paragraph joined with the next, every fourth with the next two (the long end),
+    runs of three sentences and every third paragraph followed by residue."""
+    texts = [*QUESTIONS, *SENTENCES, *PARAGRAPHS, *NOISY]
     texts += [PARAGRAPHS[i] + " " + PARAGRAPHS[(i + 1) % len(PARAGRAPHS)] for i in range(0, len(PARAGRAPHS), 2)]
     texts += [" ".join(PARAGRAPHS[i:i + 3]) for i in range(1, len(PARAGRAPHS) - 2, 4)]
     texts += [" ".join(SENTENCES[i:i + 3]) for i in range(0, len(SENTENCES) - 2, 3)]
+    texts += [PARAGRAPHS[i] + " " + NOISY[i % len(NOISY)] for i in range(1, len(PARAGRAPHS), 3)]  # residue after prose
     return texts
 
