@@ -19,6 +19,7 @@ PRIVATE_NAMES: dict[str, tuple[str, str]] = {
     "custom_collate_fn": ("mteb._create_dataloaders", "_custom_collate_fn"),
     "filter_queries_without_positives": ("mteb.abstasks.retrieval", "_filter_queries_without_positives"),
     "combine_queries_with_instruction_text": ("mteb._create_dataloaders", "_combine_queries_with_instruction_text"),
+    "prepare_dataset": ("mteb._create_dataloaders", "_prepare_dataset"),
     "borda_rank_from_long": ("mteb.benchmarks._create_table", "_borda_rank_from_long"),
     "build_per_task_pivot": ("mteb.benchmarks._create_table", "_build_per_task_pivot"),
     "skipna_false_mean": ("mteb.benchmarks._create_table", "_skipna_false_mean"),
@@ -50,6 +51,15 @@ def private(key: str) -> Any:
 def tasks_registry() -> dict[str, Any]:
     """mteb's task-name -> task-class registry (mutable: private tasks are added to it)."""
     return private("tasks_registry_module")
+
+
+def swap_prepare_dataset(replacement: Any) -> Any:
+    """Put `replacement` where mteb's `create_dataloader` looks up its dataset preparation; the previous one is
+    returned (put it back with this function). The latency pass holds a prepared corpus this way."""
+    saved = private("prepare_dataset")
+    module_name, attr = PRIVATE_NAMES["prepare_dataset"]
+    setattr(importlib.import_module(module_name), attr, replacement)
+    return saved
 
 
 def registry_module() -> Any:

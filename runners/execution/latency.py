@@ -236,10 +236,10 @@ def _prepared_corpus_held() -> Iterator[None]:
     """mteb prepares the corpus (title + text rows, a `datasets.map`) inside every dense search: index work, O(corpus)
     per query. Served, that preparation is done once: while the pass runs, a document dataset's prepared form is
     kept by its fingerprint. Query datasets are prepared on every search, as in the evaluation."""
-    from mteb import _create_dataloaders as loaders
     from mteb.types import PromptType
 
-    saved = loaders._prepare_dataset
+    from custom_tasks.mteb_private import swap_prepare_dataset
+
     held: dict[tuple[Any, ...], Any] = {}
 
     def prepare(dataset: Any, task_metadata: Any, prompt_type: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -251,11 +251,11 @@ def _prepared_corpus_held() -> Iterator[None]:
             held[key] = saved(dataset, task_metadata, prompt_type, *args, **kwargs)
         return held[key]
 
-    loaders._prepare_dataset = prepare
+    saved = swap_prepare_dataset(prepare)
     try:
         yield
     finally:
-        loaders._prepare_dataset = saved
+        swap_prepare_dataset(saved)
 
 
 def _measure_task(cands: list[Candidate], cfg: BenchmarkConfig, task: Any, opts: LatencyOptions) -> list[dict[str, Any]]:
