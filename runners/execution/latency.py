@@ -34,6 +34,7 @@ from ..config.benchmark import BenchmarkConfig
 from ..results.store import atomic_write_json, read_json, run_dir
 from .candidates import Candidate
 from .embedding_cache import wrap_cache
+from .encode_rate import cpu_name
 from .large_corpus import search_model_for
 from .serving import DEFAULT_ENCODE_SAMPLE, Serving, index_bytes, parts, serve, static_facts, unserve
 from .tasks import task_revision
@@ -194,13 +195,8 @@ def _percentiles(ms: list[float]) -> dict[str, float]:
 
 def machine() -> dict[str, Any]:
     """What the figures were measured on: CPU, cores, threads, torch and BLAS."""
-    info: dict[str, Any] = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-                            "python": platform.python_version()}
-    try:
-        with open("/proc/cpuinfo") as f:
-            info["cpu"] = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), info["cpu"])
-    except OSError:
-        pass
+    info: dict[str, Any] = {"cpu": cpu_name() or platform.processor() or platform.machine(),
+                            "cores": os.cpu_count(), "python": platform.python_version()}
     try:
         info["cores_usable"] = len(os.sched_getaffinity(0))
     except AttributeError:
