@@ -210,3 +210,22 @@ def test_stats_markdown_cells_are_literal(tmp_path):
 
     html = MarkdownIt("commonmark").enable("table").render(res.output)
     assert '">a | b &lt;img src=x&gt; [l](http://a)</td>' in html, "one cell, shown as typed"
+
+
+def test_stats_markdown_cost_sentence_is_literal(tmp_path):
+    """With a latency pass stored, the cheapest-candidate sentence names candidates by label: escaped too."""
+    from tests.conftest import write_benchmark
+
+    label = "=BM25 <img src=x> [l](http://a) $x$"
+    path = write_benchmark(tmp_path, [str(TINY_YAML)], models=[
+        {"name": "bm25", "label": label},
+        {"name": "test/np", "factory": "tests.identity_encoder:NumpyEncoder", "revision": "r1", "label": "bow"}])
+    assert runner.invoke(app, ["run", "-c", str(path)]).exit_code == 0
+    assert runner.invoke(app, ["latency", "-c", str(path), "--queries", "2", "--repeats", "1"]).exit_code == 0
+    res = runner.invoke(app, ["stats", "-c", str(path), "-m", "ndcg_at_10", "--resamples", "200",
+                              "--format", "markdown"])
+    assert res.exit_code == 0, res.output
+    cost = next(ln for ln in res.output.splitlines() if ln.startswith("cost:"))
+    kinds = {t.type for t in _markdown_tokens(res.output)}
+    assert not kinds & {"html_inline", "html_block", "link_open", "image"}, (kinds, cost)
+    assert "&lt;img" in cost or "\\<img" in cost

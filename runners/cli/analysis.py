@@ -180,7 +180,10 @@ def stats_cmd(
                         console.print(_markdown(rep.pairs.assign(task=task_name, metric=m)))
                     console.print(f"power: {rep.power}", highlight=False, markup=False)
                     if decision and decision.get("sentence"):
-                        console.print(f"cost: {decision['sentence']}", highlight=False, markup=False, soft_wrap=True)
+                        from ..analysis.markdown_text import md_text
+
+                        console.print(f"cost: {md_text(decision['sentence'])}", highlight=False, markup=False,
+                                      soft_wrap=True)
                 reports.append(rep)
             if reports and reports[-1].data_note and fmt != "json":  # data differ: said once per task
                 (console if fmt != "csv" else err_console).print(reports[-1].data_note, style="yellow",
