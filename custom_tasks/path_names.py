@@ -17,11 +17,30 @@ import unicodedata
 MAX_NAME_BYTES = 200
 
 
+def char_name(ch: str) -> str:
+    """``U+200B ZERO WIDTH SPACE``: a character by its code point and Unicode name (C0/C1 controls have
+    no name in the Unicode database: their code point alone)."""
+    name = unicodedata.name(ch, "")
+    return f"U+{ord(ch):04X} {name}" if name else f"U+{ord(ch):04X}"
+
+
+def describe_char(ch: str) -> str:
+    """What an unsafe character is, in words a user can search for.
+
+    Format characters (Cf: zero-width space, joiners, bidi marks, soft hyphen) are invisible, not control
+    codes a terminal acts on, so they are named as such, with their Unicode name; control codes (Cc) are
+    shown escaped (``\\x1b``), as a terminal-safe echo of what is in the file."""
+    if unicodedata.category(ch) == "Cf":
+        return f"the invisible format character {char_name(ch)}"
+    return f"the control character {ascii(ch)[1:-1]}"
+
+
 def control_char(value: str) -> str | None:
-    """The first control character of ``value`` (Unicode categories Cc and Cf), shown escaped; None if none."""
+    """The first control (Cc) or invisible format (Cf) character of ``value``, described by ``describe_char``;
+    None if none."""
     for ch in value:
         if unicodedata.category(ch) in ("Cc", "Cf"):
-            return ascii(ch)[1:-1]
+            return describe_char(ch)
     return None
 
 
@@ -34,7 +53,7 @@ def name_problem(value: str, slashes: bool = False) -> str | None:
         return "it is empty"
     bad = control_char(value)
     if bad:
-        return f"it contains the control character {bad}"
+        return f"it contains {bad}"
     if "\\" in value:
         return "it contains '\\'"
     if "/" in value and not slashes:
@@ -61,5 +80,5 @@ def check_display(value: str, what: str) -> str:
     """Labels and public names are shown, never used as paths: only control characters are refused."""
     bad = control_char(value)
     if bad:
-        raise ValueError(f"{what} {ascii(value)[:60]} contains the control character {bad}")
+        raise ValueError(f"{what} {ascii(value)[:60]} contains {bad}")
     return value

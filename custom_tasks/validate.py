@@ -13,6 +13,7 @@ from typing import Any
 
 from .collection import Collection, CollectionWarning
 from .errors import CollectionError
+from .path_names import char_name
 from .readers._io import Table, as_id, is_missing
 
 LONG_DOC_TOKENS = 512
@@ -195,20 +196,27 @@ class CollectionBuilder:
 
 def checked_id(table: Table, loc: int, value: Any, what: str) -> str:
     """A document or query id as a string (``as_id``: outer whitespace dropped); an empty id, or one holding
-    whitespace or a control character, is an error at its line.
+    whitespace, a control character (Cc) or an invisible format character (Cf), is an error at its line.
 
     Ids go into TREC qrels and run files, which separate fields by whitespace, into rankings and tables
     people read in a terminal: an id with a space, tab, line break, NBSP or escape character would be split,
-    misread or executed there, so it is refused when the collection is read, not after a run."""
+    misread or executed there, so it is refused when the collection is read, not after a run. An invisible
+    format character (U+200B ZERO WIDTH SPACE, a bidi mark) would survive TREC export byte for byte, but two
+    ids that differ only by it print identically everywhere: it is refused too, by its Unicode name."""
     out = as_id(value)
     if not out:
         raise table.error(loc, f"empty {what} id")
     for ch in out:
         if ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf"):
-            kind = "whitespace" if ch.isspace() else "a control character"
-            raise table.error(loc, f"{what} id {ascii(out)[:80]} contains {kind} ({ascii(ch)[1:-1]}): ids may not "
-                                   "hold spaces, tabs, line breaks or control characters; replace them (e.g. with "
-                                   "'_') in the export")
+            if ch.isspace():
+                kind = f"whitespace ({ascii(ch)[1:-1]}, {char_name(ch)})"
+            elif unicodedata.category(ch) == "Cf":  # invisible: two ids would look the same in every table
+                kind = f"an invisible format character ({char_name(ch)})"
+            else:
+                kind = f"a control character ({ascii(ch)[1:-1]}, {char_name(ch)})"
+            raise table.error(loc, f"{what} id {ascii(out)[:80]} contains {kind}: ids may not hold spaces, tabs, "
+                                   "line breaks, control or invisible characters; replace them (e.g. with '_') "
+                                   "in the export")
     return out
 
 

@@ -86,8 +86,24 @@ def test_document_id_with_whitespace_or_control_character_is_refused(tmp_path, f
         load_collection(src, tmp_path, "T")
     msg = str(e.value)
     assert _where(path, line) in msg and "document id" in msg, msg
-    assert ("whitespace" if kind in ("space", "tab", "newline", "nbsp") else "control character") in msg
+    assert ("whitespace" if kind in ("space", "tab", "newline", "nbsp") else
+            "invisible format character (U+200B ZERO WIDTH SPACE)" if kind == "zero-width" else "control character") in msg
     assert "\x1b" not in msg and "\n" not in msg  # the id is shown escaped
+
+
+@pytest.mark.parametrize("ch, name", [("\u200b", "U+200B ZERO WIDTH SPACE"), ("\u200d", "U+200D ZERO WIDTH JOINER"),
+                                      ("\ufeff", "U+FEFF ZERO WIDTH NO-BREAK SPACE"), ("\u00ad", "U+00AD SOFT HYPHEN"),
+                                      ("\u202e", "U+202E RIGHT-TO-LEFT OVERRIDE"), ("\u2060", "U+2060 WORD JOINER")])
+def test_invisible_format_characters_are_refused_by_their_unicode_name(tmp_path, ch, name):
+    """Category Cf is not a control character: the message names the character as Unicode does (issue 29)."""
+    for fmt in ("trec", "tables-parquet"):
+        (tmp_path / fmt).mkdir()
+        src, path, line = _collection(tmp_path / fmt, fmt, doc_id=f"d{ch}1")
+        with pytest.raises(CollectionError) as e:
+            load_collection(src, tmp_path / fmt, "T")
+        msg = str(e.value)
+        assert _where(path, line) in msg and f"contains an invisible format character ({name})" in msg, msg
+        assert "a control character" not in msg and ch not in msg
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -131,3 +147,13 @@ def test_nesting_up_to_the_limit_reads_and_evalset_cells_never_recurse(tmp_path)
     (tmp_path / "e.csv").write_text("query,relevant\nvpn?," + '"' + "[" * 100_000 + '"\n')
     with pytest.raises(CollectionError, match=r"e.csv:2: "):  # read as text: an unknown document, at its line
         load_collection({"format": "evalset", "corpus": "corpus.jsonl", "evalset": "e.csv"}, tmp_path, "T")
+
+
+def test_names_and_labels_name_invisible_characters_too():
+    """Task, split and model names (path_names) say what the character is, not "control character"."""
+    from custom_tasks.path_names import check_display, name_problem
+
+    assert name_problem("kb\u200bv2") == "it contains the invisible format character U+200B ZERO WIDTH SPACE"
+    assert name_problem("kb\x1bv2") == "it contains the control character \\x1b"
+    with pytest.raises(ValueError, match="contains the invisible format character U\\+202E RIGHT-TO-LEFT OVERRIDE"):
+        check_display("BM25\u202e", "label")
