@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..results.store import find_run, read_json
+from ..results.store import find_run, read_identity, read_json
 
 #: the cost columns every output carries when a latency pass stored figures (same names in JSON and CSV)
 COST_COLUMNS = ["p50_ms", "p95_ms", "bytes_per_doc", "docs_per_s"]
@@ -20,20 +20,31 @@ ALL_COLUMNS = ["p50_ms", "p95_ms", "p99_ms", "spread", "qps", "bytes_per_doc", "
                "dim",
                "parameters", "load_avg_1m", "threads", "cpu", "torch", "blas", "measured_at", "p50_ratio", "note"]
 SCALES = (10, 100)
+STALE = "stale: timed for another setting than the stored scores (run `private-mteb latency`)"
 
 
 def load_latency(results_dir: Path, model_name: str, task_name: str, split: str = "test",
                  subset: str | None = None) -> dict[str, Any] | None:
-    """The stored latency record of one (candidate, task) (None when it was never measured)."""
+    """The stored latency record of one (candidate, task) (None when it was never measured).
+
+    A record is current only when it timed the run whose scores are stored: its `fingerprint` equals the one in
+    the run folder's identity.json. Otherwise (a setting changed and `run` re-ran it, or a record from before
+    fingerprints were kept) it comes back with `stale` set, and `cost_row` withholds its figures."""
     folder = find_run(results_dir, model_name, task_name)
     path = folder / f"latency_{split}.json" if folder is not None else None
-    if path is None or not path.exists():
+    if folder is None or path is None or not path.exists():
         return None
     try:
         subsets = read_json(path).get("subsets") or {}
     except (OSError, ValueError):
         return None
-    return subsets.get(subset) if subset else next(iter(subsets.values()), None)
+    rec = subsets.get(subset) if subset else next(iter(subsets.values()), None)
+    if rec is None:
+        return None
+    stored = (read_identity(folder) or {}).get("fingerprint")
+    if not stored or rec.get("fingerprint") != stored:
+        return {**rec, "stale": STALE}
+    return rec
 
 
 def _num(v: Any) -> float | None:
@@ -50,6 +61,9 @@ def cost_row(rec: dict[str, Any] | None) -> dict[str, Any]:
     row.update(load_avg_1m=_num((host.get("load_avg_1m") or {}).get("mean")), threads=host.get("threads"),
                cpu=host.get("cpu"), torch=host.get("torch"), blas=host.get("blas"),
                measured_at=(rec.get("pass") or {}).get("at"))
+    if rec.get("stale"):
+        row["note"] = str(rec["stale"])
+        return row
     if not rec.get("measurable"):
         row["note"] = rec.get("note") or rec.get("error") or "not measured"
         return row
@@ -89,7 +103,8 @@ def cost_rows(results_dir: Path, task_name: str, names: list[str], labels: dict[
 
 
 def any_measured(rows: list[dict[str, Any]]) -> bool:
-    return any(r.get("p50_ms") is not None or r.get("note", "").startswith("latency not measurable") for r in rows)
+    return any(r.get("p50_ms") is not None or r.get("note", "").startswith(("latency not measurable", "stale:"))
+               for r in rows)
 
 
 def at_scale(row: dict[str, Any], factors: tuple[int, ...] = SCALES) -> dict[str, Any]:

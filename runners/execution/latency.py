@@ -10,7 +10,10 @@ same method mteb's evaluator calls. A reranked candidate is its first stage serv
 Candidates are measured interleaved (per query, in rotating order) after a warm-up, so a busy moment of the
 machine falls on all of them alike; the load average is recorded with the figures. Stored as
 `latency_<split>.json` in each (candidate, task) run folder, never in mteb's TaskResult and never among the files
-identity.json vouches for (a latency pass never makes a result stale).
+identity.json vouches for (a latency pass never makes a result stale). Each record carries the run fingerprint
+(identity.py) of the candidate it timed: a figure is current only while the run folder's identity.json has the
+same fingerprint (analysis/cost.py withholds it as stale otherwise), so a changed setting is never shown with the
+old setting's milliseconds.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from ..results.store import atomic_write_json, read_json, run_dir
 from .candidates import Candidate
 from .embedding_cache import wrap_cache
 from .encode_rate import cpu_name
+from .identity import run_identity
 from .large_corpus import search_model_for
 from .serving import DEFAULT_ENCODE_SAMPLE, Serving, index_bytes, parts, serve, static_facts, unserve
 from .tasks import task_revision
@@ -381,6 +385,7 @@ def measure(cfg: BenchmarkConfig, cands: list[Candidate], tasks: list[Any],
     for task in tasks:
         for rec in _measure_task(cands, cfg, task, opts):
             cand = by_name[rec["candidate"]]
+            rec["fingerprint"] = run_identity(cand, task, cfg.keep_top_k, cfg.cache_path)["fingerprint"]
             path = latency_path(cfg, cand.name, cand.revision, task, rec["pass"]["split"])
             old = read_json(path) if path.exists() else {}
             subsets = {**(old.get("subsets") or {}), rec["pass"]["subset"]: rec}
