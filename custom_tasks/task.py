@@ -35,7 +35,7 @@ class PerQueryCapture:
     """
 
     k_values: Sequence[int]
-    keep_top_k: int = 100
+    keep_top_k: int | None = None  # None: every document mteb ranked (its top_k)
 
     def task_specific_scores(
         self,

@@ -68,7 +68,7 @@ class BenchmarkConfig(BaseModel):
     encode: EncodeOptions = EncodeOptions()
     results_dir: str = "results"
     cache_dir: str | None = None
-    keep_top_k: int = 100
+    keep_top_k: int | None = Field(None, ge=1)  # None: all of mteb's top_k (the task's largest k) is stored
     history: str | None = None  # the run history folder (relative to this file); none: no history kept
     mlflow: MlflowOptions | None = None
     stats: StatsOptions = StatsOptions()

@@ -116,7 +116,7 @@ def plan_rerank(cfg: Any, entry: RerankEntry, planned: list[Any]) -> list[Any]:
 
     first, first_name, first_label = _first_stage(cfg, entry, planned)
     base = first if isinstance(first, ModelSpec) else ModelSpec(name=first_name, label=first_label)
-    deeper = [d for d in entry.depth if d > cfg.keep_top_k]
+    deeper = [d for d in entry.depth if cfg.keep_top_k is not None and d > cfg.keep_top_k]
     if deeper:
         raise ConfigError(cfg.path, f"rerank entry on {entry.first!r}: depth {deeper} is deeper than the "
                                     f"{cfg.keep_top_k} documents stored per query (keep_top_k): raise keep_top_k or "

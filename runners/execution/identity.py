@@ -12,7 +12,7 @@ stale score. The fingerprint hashes:
   local model the content hash of its files (weights, config, tokenizer); for an encode backend other than
   torch fp32, the backend, precision, the versions of the packages that export and run it and the build
   method where it is more than a conversion (openvino int8: NNCF post-training quantisation + calibration set);
-* output: keep_top_k (the stored rankings).
+* output: the stored ranking depth (`keep_top_k`, by default all of mteb's top_k: the task's largest k).
 
 Hashing a local model folder reads every byte once; the digest of each file is remembered by
 (path, size, mtime) in `<cache_dir>/weights-fingerprints.json`, so an unchanged model costs a few
@@ -159,10 +159,23 @@ def resolved_identity(cand: Any, memo_dir: Path | None = None) -> dict[str, Any]
     return {**cand.identity, "weights": weights_fingerprint(cand.weight_paths, memo_dir)}
 
 
-def run_identity(cand: Any, task: Any, keep_top_k: int, memo_dir: Path | None = None) -> dict[str, Any]:
-    """The full identity record of (candidate, task); its `fingerprint` decides whether a result is reusable."""
+def stored_depth(keep_top_k: int | None, task: Any) -> int:
+    """Documents stored per query: `keep_top_k`, or (None) every document mteb ranked and scored.
+
+    mteb retrieves its top_k = the task's largest k value, and its @k metrics read that list; storing all of
+    it is what lets `export run` -> `kind: run` (and a rerank of the stored list) give the same @1000."""
+    if keep_top_k is not None:
+        return int(keep_top_k)
+    k_values = list(getattr(task, "k_values", None) or [])
+    return max(k_values) if k_values else 1000  # mteb's default k values end at 1000
+
+
+def run_identity(cand: Any, task: Any, keep_top_k: int | None, memo_dir: Path | None = None) -> dict[str, Any]:
+    """The full identity record of (candidate, task); its `fingerprint` decides whether a result is reusable.
+
+    The depth is recorded as the number it resolves to, so `keep_top_k: 1000` and the default agree."""
     body = {"v": IDENTITY_VERSION, "task": task_identity(task), "candidate": resolved_identity(cand, memo_dir),
-            "keep_top_k": keep_top_k}
+            "keep_top_k": stored_depth(keep_top_k, task)}
     return {"fingerprint": canonical_hash(body), **body}
 
 

@@ -1,8 +1,8 @@
 """Rerank experiments made runnable: a first stage's stored top-`depth` reordered by a reranker.
 
-For each query, the first stage's stored ranking (`rankings_<split>.json.gz`: its top keep_top_k by (score,
-doc id) descending, the order mteb ranks in) is split at `depth`: the top `depth` documents are reordered by
-the reranker's score (equal scores keep the first stage's order), the documents below `depth` stay as the
+For each query, the first stage's stored ranking (`rankings_<split>.json.gz`: its top keep_top_k, by default
+all of mteb's top_k, by (score, doc id) descending, the order mteb ranks in) is split at `depth`: the top
+`depth` documents are reordered by the reranker's score (equal scores keep the first stage's order), the documents below `depth` stay as the
 first stage had them, below all reranked ones. The returned scores are positions (n - i for the i-th of n
 documents), so mteb's evaluator ranks exactly that order; the reranker's own scores are in its cache
 (rerank_cache.py). A query the first stage retrieved nothing for retrieves nothing.
@@ -223,9 +223,13 @@ class RerankSearch:
         if folder is None:
             raise RuntimeError(f"{label} has no stored rankings: run it first (list it in the same config)")
         want = self.expected(task) if self.expected is not None else None
-        if want is not None and (read_identity(folder) or {}).get("fingerprint") != want:
+        stored = read_identity(folder) or {}
+        if want is not None and stored.get("fingerprint") != want:
             raise RuntimeError(f"{label}: its stored rankings are not those of its current settings (it failed or "
                                "was not re-run): run it first")
+        if isinstance(stored.get("keep_top_k"), int) and self.depth > stored["keep_top_k"]:
+            raise RuntimeError(f"{label}: rerank depth {self.depth} is deeper than the {stored['keep_top_k']} "
+                               "documents stored per query: lower the depth or raise keep_top_k")
         return load_rankings(self.results_dir, self.first.name, task, split, self.first.revision, subset)
 
     def rerank_one(self, query: str, first_ranking: dict[str, float], doc_texts: dict[str, str],

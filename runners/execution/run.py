@@ -102,7 +102,7 @@ def why_not_complete(results_dir: Path, cand: Candidate, task: Any, identity: di
 
 
 def is_complete(results_dir: Path, cand: Candidate, task: Any, identity: dict[str, Any] | None = None,
-                keep_top_k: int = 100) -> bool:
+                keep_top_k: int | None = None) -> bool:
     """Complete = TaskResult, per-query sidecars and rankings of THIS run identity, all intact."""
     identity = identity or run_identity(cand, task, keep_top_k)
     return why_not_complete(Path(results_dir), cand, task, identity) == ""
@@ -120,7 +120,7 @@ def task_lock(results_dir: Path, cand: Candidate, task: Any) -> FileLock:
 
 
 def evaluate_one(model: Any, cand: Candidate, task: Any, results_dir: Path, encode_kwargs: dict[str, Any],
-                 keep_top_k: int = 100, show_progress: bool = True, identity: dict[str, Any] | None = None,
+                 keep_top_k: int | None = None, show_progress: bool = True, identity: dict[str, Any] | None = None,
                  progress: EncodeProgress | None = None) -> None:
     """Run mteb.evaluate into a staging folder, then publish sidecars, identity.json and the TaskResult atomically."""
     import mteb  # lazy: analysis commands import this package's siblings without torch
@@ -129,22 +129,21 @@ def evaluate_one(model: Any, cand: Candidate, task: Any, results_dir: Path, enco
     identity = identity or run_identity(cand, task, keep_top_k)
     stage = staging_root(results_dir) / f"{os.getpid()}-{uuid.uuid4().hex}"
     stage_lock = FileLock(stage.with_name(stage.name + ".lock"))  # held while live: no cleaner removes it
-    task.per_query, task.rankings, task.query_hashes, task.keep_top_k = {}, {}, {}, keep_top_k
+    task.per_query, task.rankings, task.query_hashes, task.keep_top_k = {}, {}, {}, identity["keep_top_k"]
     with env_faults(results_dir):
         stage_lock.acquire()
     try:
         with env_faults(stage), quiet_foreign_bars(not show_progress), reporting_to(progress):
             mteb.evaluate(model, task, cache=mteb.ResultCache(stage), overwrite_strategy="always",
                           encode_kwargs=dict(encode_kwargs), show_progress_bar=show_progress)
-        _publish(cand, task, results_dir, stage, keep_top_k, identity)
+        _publish(cand, task, results_dir, stage, identity)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
         stage_lock.path.unlink(missing_ok=True)
         stage_lock.release()
 
 
-def _publish(cand: Candidate, task: Any, results_dir: Path, stage: Path, keep_top_k: int,
-             identity: dict[str, Any]) -> None:
+def _publish(cand: Candidate, task: Any, results_dir: Path, stage: Path, identity: dict[str, Any]) -> None:
     """Sidecars, then identity.json (digests of everything), then model_meta, the TaskResult last."""
     name, ds_rev = task.metadata.name, task_revision(task)
     staged = stage / "results" / model_dir_name(cand.name) / cand.revision
@@ -159,7 +158,7 @@ def _publish(cand: Candidate, task: Any, results_dir: Path, stage: Path, keep_to
         ranks = {sub: r for (sp, sub), r in task.rankings.items() if sp == split}
         meta = {"model": cand.name, "label": cand.label, "revision": cand.revision, "task": name,
                 "dataset_revision": ds_rev, "split": split, "fingerprint": identity["fingerprint"]}
-        atomic_write_json(folder / f"rankings_{split}.json.gz", {**meta, "top_k": keep_top_k, "subsets": ranks},
+        atomic_write_json(folder / f"rankings_{split}.json.gz", {**meta, "top_k": identity["keep_top_k"], "subsets": ranks},
                           compress=True)
         hashes = {sub: h for (sp, sub), h in getattr(task, "query_hashes", {}).items() if sp == split and h}
         atomic_write_json(folder / f"per_query_{split}.json",  # query_hashes: what pairing.py compares
