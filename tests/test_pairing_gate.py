@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -73,7 +74,8 @@ def test_moved_row_pairs_by_content_and_changed_data_is_said(tmp_path):
     assert moved.exit_code == 0, moved.output
     out = json.loads(moved.stdout)
     (outcome,) = out["outcomes"]
-    assert outcome["ci"] == [0.0, 0.0] and outcome["drop"] == 0.0 and outcome["n_queries"] == 10
+    assert outcome["bound"] == pytest.approx(0.0, abs=1e-6) and outcome["drop"] == 0.0 and outcome["n_queries"] == 10
+    assert outcome["tied"] == 10 and outcome["p_value"] == 1.0
     assert out["data"][0]["same_data"] and out["data"][0]["paired"] == 10
     # one question reworded: another data revision; the gate refuses (exit 2) and counts what changed
     rows[3] = {**rows[3], "query": rows[3]["query"] + " please"}

@@ -275,6 +275,7 @@ def test_gate_identical_runs_pass():
     assert isinstance(g, GateResult) and g.passed
     assert g.drop == 0 and g.p_value == 1.0
     assert g.reason.startswith("PASS: nDCG@10 did not drop (change +0.000")
+    assert g.reason.endswith("queries +0 improved, -0 degraded, 200 tied") and g.tied == 200
 
 
 def test_gate_fails_on_clearly_worse():
@@ -284,9 +285,10 @@ def test_gate_fails_on_clearly_worse():
     g = regression_check(x, worse, "ndcg_at_10")
     assert not g.passed
     assert g.drop == pytest.approx(0.075)
-    assert g.p_value < 0.001 and g.ci[0] > 0
-    assert g.reason.startswith("FAIL: nDCG@10 dropped by 0.075 (> allowed 0.010) and the "
-                               "drop is significant (p<0.001, 95% CI [")
+    assert g.p_value < 0.001 and g.bound > 0
+    assert g.reason.startswith(f"FAIL: nDCG@10 dropped by 0.075 (> allowed 0.010), at least {g.bound:.3f} "
+                               "(95% one-sided bound); the drop is significant (p<0.001, one-sided test")
+    assert g.reason.endswith("queries +0 improved, -150 degraded, 50 tied")
 
 
 def test_gate_passes_big_but_noisy_drop():

@@ -8,8 +8,9 @@ would be flaky. So the gate fails ONLY when both hold:
    ``max_drop`` (practically relevant), and
 2. the drop is statistically significant: a ONE-SIDED paired sign-flip
    randomization test of H0 "mean(baseline - candidate) <= 0" gives p < alpha.
-   (The decision uses this p-value; the bootstrap CI of the drop is reported
-   for context only.)
+   The bound printed with it is that same test inverted (a one-sided lower
+   confidence bound of the drop, level 1 - alpha): p < alpha exactly when the
+   bound is above zero, so the printed figure never contradicts the verdict.
 
 Note that (2) tests drop > 0, not drop > max_drop: the margin is a
 practical-relevance filter on the point estimate. All metrics are assumed
@@ -29,11 +30,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..results.store import SIDE, find_run
 from .errors import AnalysisError
 from .pairing import Pairing, pair_queries
 from .per_query import RUN_HINT, all_models, find_model, label_of, load_fingerprinted, read_once, result_models
-from .stats import Scores, align_scores, bootstrap_ci, format_p, metric_label, randomization_test
+from .resampling import drop_bound
+from .stats import Scores, align_scores, format_p, metric_label
 
 __all__ = ["GateResult", "GateRun", "regression_check", "regression_gate"]
 
@@ -44,13 +48,33 @@ class GateResult:
 
     passed: bool
     drop: float  # baseline mean - candidate mean (> 0 means the candidate is worse)
-    ci: tuple[float, float]  # two-sided percentile bootstrap CI of the drop, level 1 - alpha
+    #: one-sided lower confidence bound (level 1 - alpha) of the drop, from the test the decision uses
+    #: (resampling.drop_bound): > 0 exactly when p < alpha; -inf when no bound can be given
+    bound: float
     p_value: float  # one-sided randomization p for "candidate is worse"
     reason: str
     n_queries: int = 0
     metric: str = ""
     max_drop: float = 0.0
     alpha: float = 0.05
+    improved: int = 0  # queries the candidate scores higher than the baseline (as PyTerrier counts them)
+    degraded: int = 0  # ... lower
+    tied: int = 0  # ... exactly the same
+
+
+#: the question the gate's p-value and bound answer (stats asks another: two-sided, Holm over every pair)
+QUESTION = "one-sided test: is the candidate worse?"
+
+
+def _bound_text(bound: float, alpha: float) -> str:
+    if not math.isfinite(bound):
+        return "no one-sided bound: too few queries or resamples for this --alpha"
+    return f"{1 - alpha:.0%} one-sided bound"
+
+
+def query_counts(improved: int, degraded: int, tied: int) -> str:
+    """``+12 improved, -30 degraded, 205 tied`` (queries; PyTerrier's wins/losses)."""
+    return f"+{improved} improved, -{degraded} degraded, {tied} tied"
 
 
 def regression_check(baseline: Scores, candidate: Scores, metric: str,
@@ -59,37 +83,43 @@ def regression_check(baseline: Scores, candidate: Scores, metric: str,
     """Compare per-query scores of ``candidate`` against ``baseline`` (same queries; dicts or Series).
 
     Queries are aligned by id (inner join, warning if the sets differ). Fails
-    only if drop > max_drop AND the one-sided paired randomization p < alpha.
+    only if drop > max_drop AND the one-sided paired randomization p < alpha. The printed bound is
+    that test inverted (resampling.drop_bound), so a FAIL's bound is always above zero.
     """
     if max_drop < 0:
         raise ValueError("max_drop must be >= 0")
     x = align_scores({"baseline": baseline, "candidate": candidate}).x
     d = x[:, 0] - x[:, 1]
     n = d.size
-    drop, lo, hi = bootstrap_ci(d, n_resamples, 1.0 - alpha, "percentile", seed)
-    p = float(randomization_test(d, n_resamples, seed, alternative="greater")[0])
+    drop = float(d.mean())
+    p, bound = drop_bound(d, alpha, n_resamples, seed)
+    improved, degraded = int(np.count_nonzero(d < 0)), int(np.count_nonzero(d > 0))
+    counts = query_counts(improved, degraded, n - improved - degraded)
     label = metric_label(metric)
-    ci_txt = f"{1 - alpha:.0%} CI [{lo:.3f}, {hi:.3f}]"
+    b_txt = _bound_text(bound, alpha)
+    least = f"at least {bound:.3f} ({b_txt})" if math.isfinite(bound) else b_txt
     too_big = drop > max_drop
     significant = p < alpha
     if too_big and significant:
         passed = False
-        reason = (f"FAIL: {label} dropped by {drop:.3f} (> allowed {max_drop:.3f}) and the "
-                  f"drop is significant ({format_p(p)}, {ci_txt})")
+        reason = (f"FAIL: {label} dropped by {drop:.3f} (> allowed {max_drop:.3f}), {least}; the drop is "
+                  f"significant ({format_p(p)}, {QUESTION}); queries {counts}")
     elif too_big:
         passed = True
-        reason = (f"PASS: {label} drop {drop:.3f} exceeds {max_drop:.3f} but is not "
-                  f"significant ({format_p(p)}, {ci_txt}): could be noise")
+        reason = (f"PASS: {label} drop {drop:.3f} exceeds {max_drop:.3f} but is not significant "
+                  f"({format_p(p)}, {QUESTION}; the drop could be as small as "
+                  + (f"{bound:.3f} ({b_txt})" if math.isfinite(bound) else f"any ({b_txt})")
+                  + f"): could be noise; queries {counts}")
     elif drop > 0:
         passed = True
         reason = (f"PASS: {label} drop {drop:.3f} is within the allowed {max_drop:.3f} "
-                  f"({format_p(p)}, {ci_txt})")
+                  f"({format_p(p)}, {QUESTION}; {least}); queries {counts}")
     else:
         passed = True
-        reason = f"PASS: {label} did not drop (change {0.0 - drop:+.3f}, {ci_txt} on the drop)"
-    return GateResult(passed=passed, drop=float(drop), ci=(float(lo), float(hi)),
-                      p_value=p, reason=reason, n_queries=int(n), metric=metric,
-                      max_drop=float(max_drop), alpha=float(alpha))
+        reason = f"PASS: {label} did not drop (change {0.0 - drop:+.3f}, {format_p(p)}, {QUESTION}); queries {counts}"
+    return GateResult(passed=passed, drop=drop, bound=bound, p_value=float(p), reason=reason, n_queries=int(n),
+                      metric=metric, max_drop=float(max_drop), alpha=float(alpha), improved=improved,
+                      degraded=degraded, tied=n - improved - degraded)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ starts without it.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Literal, Sequence
 
@@ -19,7 +20,7 @@ import numpy as np
 CIMethod = Literal["percentile", "bca"]
 
 __all__ = ["CIMethod", "bootstrap_counts", "sign_flip_matrix", "ci_from_boot", "bootstrap_ci",
-           "randomization_test", "holm"]
+           "randomization_test", "drop_bound", "holm"]
 
 # Two floats closer than this are treated as tied in the randomization test, so
 # rounding noise in the matrix multiply cannot flip an exact tie (e.g. the
@@ -144,6 +145,34 @@ def randomization_test(diffs: np.ndarray, n_resamples: int = 10_000, seed: int =
     else:
         raise ValueError(f"unknown alternative {alternative!r}")
     return (hits.sum(axis=0) + 1.0) / (n_resamples + 1.0)
+
+
+def drop_bound(diffs: np.ndarray | Sequence[float], alpha: float = 0.05, n_resamples: int = 10_000,
+               seed: int = 0) -> tuple[float, float]:
+    """One-sided sign-flip test of "mean(diffs) <= 0" and its lower confidence bound -> ``(p, bound)``.
+
+    The bound is the test inverted: the largest shift delta for which the same test on ``diffs - delta``
+    (same sign matrix) still rejects at ``alpha``. For each sign row s, the shifted test counts s as at
+    least as extreme exactly when delta >= t_s = (mean(d) - s.d/n - tol) / (1 - mean(s)), so p(delta) is
+    a step function of delta and the bound is one of the t_s. p and the bound come from the same t_s,
+    hence ``p < alpha`` exactly when ``bound > 0``: a gate that fails on p never prints a bound on the
+    other side of zero. p equals ``randomization_test(diffs, alternative="greater")``; the bound is -inf
+    when no shift can be rejected (too few resamples or queries for this alpha).
+    """
+    d = np.asarray(diffs, dtype=np.float64).ravel()
+    n = d.size
+    signs = sign_flip_matrix(n, n_resamples, seed)
+    perm = signs @ d / n
+    tol = _TIE_TOL * max(1.0, float(np.abs(d).max(initial=0.0)))
+    slack = 1.0 - signs.mean(axis=1)  # 0 only for the all-plus row: as extreme as d itself at any shift
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(slack > 0, (d.mean() - perm - tol) / slack, -np.inf)
+    p = (np.count_nonzero(t <= 0.0) + 1.0) / (n_resamples + 1.0)
+    # the fewest hits at which the test no longer rejects: (h + 1) / (B + 1) >= alpha, the very comparison p faces
+    not_rejected = (np.arange(n_resamples + 1) + 1.0) / (n_resamples + 1.0) >= alpha
+    m = int(np.argmax(not_rejected))
+    bound = float(np.sort(t)[m - 1]) if m > 0 else -math.inf
+    return float(p), bound
 
 
 def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:

@@ -63,7 +63,10 @@ def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
     for r in rep.pair_rows:
         by_subset.setdefault(r["subset"], []).append(r)
     for subset, rows in by_subset.items():
-        console.print(Text(f"paired tests ({subset})", style="bold"))
+        pairs = f"{len(rows)} pair" + ("s" if len(rows) != 1 else "")
+        console.print(Text.assemble((f"paired tests ({subset})", "bold"),
+                                    (f": two-sided test of each pair, Holm-adjusted over {pairs}; diff = first "
+                                     "- second [95% CI]", "dim")))
         for r in rows:
             console.print(Text.assemble(f"  {r['verdict']}  ",
                                         (f"(t-test p={r['p_ttest']:.3g}, d_z={r['verdict_dz']:+.2f})", "dim")))
