@@ -26,7 +26,7 @@ from .resampling import bootstrap_counts, ci_from_boot
 
 #: the parts of a run fingerprint a history step names, in the order they are told
 PARTS = ("data", "task settings", "model", "encode settings", "experiment")
-_ENCODE_KEYS = {"max_seq_length", "model_kwargs", "keep_top_k"}
+_ENCODE_KEYS = {"max_seq_length", "model_kwargs", "keep_top_k", "cpu"}  # cpu: bf16/int8 kernels
 _EXPERIMENT_KEYS = {"experiment", "params", "strategy"}
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config.model_spec import BM25_NAME, ModelSpec, backend_tag
+from .cpu_features import cpu_identity
 from .identity import backend_identity, spec_weight_paths
 from .models import accepts, load_model, offline_copy, registry_meta
 
@@ -51,6 +52,9 @@ def cache_variant(spec: ModelSpec, kind: str) -> str:
         parts.append(f"factory={hashlib.sha256(blob).hexdigest()[:12]}")
     if backend_tag(spec.backend, spec.precision):  # an exported / quantised copy: never the reference's vectors
         parts.append(f"backend={spec.backend},precision={spec.precision}")
+        cpu = cpu_identity(spec.backend, spec.precision)
+        if cpu:  # bf16 / int8 vectors of another CPU are another machine's vectors
+            parts.append(f"cpu={hashlib.sha256(json.dumps(cpu, sort_keys=True).encode()).hexdigest()[:12]}")
     return ",".join(parts)
 
 

@@ -11,7 +11,8 @@ stale score. The fingerprint hashes:
   trust_remote_code, experiment parameters (and the base model's identity for experiments), and for a
   local model the content hash of its files (weights, config, tokenizer); for an encode backend other than
   torch fp32, the backend, precision, the versions of the packages that export and run it and the build
-  method where it is more than a conversion (openvino int8: NNCF post-training quantisation + calibration set);
+  method where it is more than a conversion (openvino int8: NNCF post-training quantisation + calibration set),
+  and for bf16 / int8 the CPU features that decide their numerics (cpu_features.py);
 * output: the stored ranking depth (`keep_top_k`, by default all of mteb's top_k: the task's largest k).
 
 Hashing a local model folder reads every byte once; the digest of each file is remembered by
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..results.store import atomic_write_json, file_digest, read_json
+from .cpu_features import cpu_identity
 
 IDENTITY_VERSION = 1
 MEMO_FILE = "weights-fingerprints.json"
@@ -122,7 +124,9 @@ def calibration_hash() -> str:
 
 def backend_identity(backend: str | None, precision: str | None) -> dict[str, Any]:
     """{} for the reference (torch fp32: existing fingerprints stay valid), else the backend, the precision and
-    the versions of the packages that export and run it (an upgrade may change the vectors, so it re-runs)."""
+    the versions of the packages that export and run it (an upgrade may change the vectors, so it re-runs), and
+    for a backend whose numerics depend on the CPU (bf16, int8) the CPU features that decide them
+    (cpu_features.py: another machine is another fingerprint)."""
     from importlib.metadata import PackageNotFoundError, version
 
     if (backend or "torch", precision or "fp32") == ("torch", "fp32"):
@@ -134,7 +138,9 @@ def backend_identity(backend: str | None, precision: str | None) -> dict[str, An
         except PackageNotFoundError:
             runtime[package] = None
     method = build_method(backend, precision)
-    return {"backend": backend, "precision": precision, "runtime": runtime, **({"build": method} if method else {})}
+    cpu = cpu_identity(backend, precision)  # bf16 hint / int8 kernels: the CPU features that decide the numerics
+    return {"backend": backend, "precision": precision, "runtime": runtime, **({"build": method} if method else {}),
+            **({"cpu": cpu} if cpu else {})}
 
 
 def task_identity(task: Any) -> dict[str, Any]:
