@@ -60,6 +60,27 @@ def _records_json(records: list, latency: list | None = None) -> str:
     return json.dumps(doc, indent=1, allow_nan=False)
 
 
+#: `run` lints a collection up to this size (its data checks take seconds per 10^4 documents); a larger one is
+#: left to `tasks lint`, which says so
+LINT_MAX_DOCS = 100_000
+
+
+def _lint_lines(tasks: list) -> None:
+    """One line of lint findings per private task (custom_tasks/lint.py), before anything is scored."""
+    from custom_tasks.lint import lint_collection
+
+    for task in tasks:
+        collection = getattr(task, "collection", None)
+        if collection is None:
+            continue  # a public mteb task
+        if len(collection.corpus) > LINT_MAX_DOCS:
+            console.print(Text(f"lint {collection.name}: not run for {len(collection.corpus)} documents here "
+                               f"(`private-mteb tasks lint {collection.name}`)"), soft_wrap=True)
+            continue
+        line = lint_collection(collection).one_line()
+        console.print(Text(line, style="yellow" if "no findings" not in line else ""), soft_wrap=True)
+
+
 @friendly_errors
 def run(
     config: Path = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c", help="benchmark YAML"),
@@ -97,6 +118,8 @@ def run(
     if not as_json:
         console.print(Text.assemble((cfg.name, "bold"), f": {len(cands)} candidate(s) x {len(tasks)} task(s) -> "
                                     f"{cfg.results_path}"))
+    if not as_json:
+        _lint_lines(tasks)
     live = out.is_terminal and not as_json  # a bar redrawn in place; else plain lines only
     loaded: dict = {}  # --latency: the models the run loads, served by the pass after it
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(),

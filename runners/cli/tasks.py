@@ -1,4 +1,4 @@
-"""`private-mteb tasks list|validate|stats`: the private collections of configs/tasks/."""
+"""`private-mteb tasks list|validate|stats|lint`: the private collections of configs/tasks/."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .common import App, console, friendly_errors
+from .tasks_lint import tasks_lint
 
 app = App(no_args_is_help=True, help="Private collections registered in configs/tasks/.")
 
@@ -143,3 +144,6 @@ def tasks_stats(
     for key, value in stats.items():
         table.add_row(key, f"{value:.1f}" if isinstance(value, float) else str(value))
     console.print(table)
+
+
+app.command("lint")(friendly_errors(tasks_lint))

@@ -1,0 +1,121 @@
+"""Text normalisation and near-duplicate search for `tasks lint` (custom_tasks/lint.py).
+
+Two texts that differ only in case, punctuation, markup or spacing are the same text to a reader and, nearly, to a
+model, so duplicates are compared on a normalised form: NFKC, case-folded, tags dropped, the words (``\\w+``) joined
+by one space. Near-duplicates are found with MinHash LSH (datasketch) as the blocking step, then every candidate
+pair is confirmed with its exact shingle Jaccard, so a reported pair is never a MinHash estimate and a threshold
+means what it says.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+
+#: markup tags (HTML/XML) carry no words a reader sees
+_TAG = re.compile(r"<[^>\n]{0,200}>")
+_WORD = re.compile(r"\w+")
+
+#: MinHash permutations: 128 gives LSH a recall close to 1 at thresholds >= 0.5 (datasketch's default tuning)
+NUM_PERM = 128
+#: the LSH blocking threshold sits this far below the asked one, so pairs just above it are not missed
+_BLOCK_MARGIN = 0.15
+
+
+def words(text: str) -> list[str]:
+    """The normalised words of a text (NFKC, case-folded, markup tags dropped)."""
+    return _WORD.findall(_TAG.sub(" ", unicodedata.normalize("NFKC", text)).casefold())
+
+
+def text_hash(tokens: Sequence[str]) -> str:
+    """Hash of the normalised text: equal for texts that differ only in case, punctuation, markup, spacing."""
+    return hashlib.sha256(" ".join(tokens).encode("utf-8")).hexdigest()
+
+
+def word_shingles(tokens: Sequence[str], k: int) -> frozenset[str]:
+    """Contiguous k-word shingles; a text shorter than k words is one shingle (itself)."""
+    if len(tokens) <= k:
+        return frozenset([" ".join(tokens)]) if tokens else frozenset()
+    return frozenset(" ".join(tokens[i:i + k]) for i in range(len(tokens) - k + 1))
+
+
+def char_shingles(tokens: Sequence[str], k: int) -> frozenset[str]:
+    """Character k-grams of the normalised text: what short texts (questions) are compared on, since one changed
+    word of a ten-word question already removes most of its word shingles."""
+    s = " ".join(tokens)
+    if len(s) <= k:
+        return frozenset([s]) if s else frozenset()
+    return frozenset(s[i:i + k] for i in range(len(s) - k + 1))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """|a & b| / |a | b| (0 for two empty sets)."""
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+def near_pairs(shingles: Mapping[str, frozenset[str]], threshold: float, seed: int = 1,
+               skip: Iterable[tuple[str, str]] = ()) -> list[tuple[str, str, float]]:
+    """Pairs (a, b, exact Jaccard) with Jaccard >= ``threshold``, a < b, most similar first.
+
+    MinHash LSH (datasketch) proposes candidate pairs at a lower threshold; each is checked exactly. ``skip``:
+    pairs already known (exact duplicates), not reported again. Deterministic for a given ``seed``.
+    """
+    from datasketch import MinHash, MinHashLSH
+
+    ids = [i for i in sorted(shingles) if shingles[i]]
+    if len(ids) < 2:
+        return []
+    block = max(0.05, threshold - _BLOCK_MARGIN)
+    sigs = MinHash.bulk([[s.encode("utf-8") for s in sorted(shingles[i])] for i in ids], num_perm=NUM_PERM,
+                        seed=seed)
+    lsh = MinHashLSH(threshold=block, num_perm=NUM_PERM)
+    with lsh.insertion_session() as session:
+        for i, sig in zip(ids, sigs):
+            session.insert(i, sig, check_duplication=False)
+    known = {tuple(sorted(p)) for p in skip}
+    found: dict[tuple[str, str], float] = {}
+    for i, sig in zip(ids, sigs):
+        for j in lsh.query(sig):
+            if j == i:
+                continue
+            pair = (i, j) if i < j else (j, i)
+            if pair in found or pair in known:
+                continue
+            score = jaccard(shingles[i], shingles[j])
+            if score >= threshold:
+                found[pair] = score
+    return sorted(((a, b, s) for (a, b), s in found.items()), key=lambda x: (-x[2], x[0], x[1]))
+
+
+def groups(pairs: Iterable[tuple[str, str]]) -> list[list[str]]:
+    """Connected groups of ids (union-find over the pairs), each sorted, largest first."""
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    members: dict[str, list[str]] = {}
+    for x in parent:
+        members.setdefault(root(x), []).append(x)
+    return sorted((sorted(m) for m in members.values()), key=lambda g: (-len(g), g[0]))
+
+
+def longest_common_run(question: Sequence[str], document: Sequence[str]) -> int:
+    """Length in words of the longest word sequence of ``question`` that appears verbatim in ``document``."""
+    from difflib import SequenceMatcher
+
+    if not question or not document:
+        return 0
+    m = SequenceMatcher(None, document, question, autojunk=False)
+    return m.find_longest_match(0, len(document), 0, len(question)).size
