@@ -168,7 +168,8 @@ def run(
             cells = [f"{r.scores.get(m, float('nan')):.4f}" for m in SUMMARY_METRICS]
             when = "cached" if r.status == "skipped" else f"{r.seconds:.1f}s"
             table.add_row(r.label, r.task, *cells, when)
-        console.print(table)
+        if table.row_count:  # every run failed: the 'failed:' lines and the error say it, not an empty table
+            console.print(table)
         if latency_rows:
             from .latency import print_rows
 

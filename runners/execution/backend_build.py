@@ -19,12 +19,17 @@ Built copies live under `PRIVATE_MTEB_EXPORT_CACHE` (default `~/.cache/private-m
 content hash of the source files + backend + precision + the versions of the packages that build them + the build
 method where it is more than a conversion (identity.build_method: int8 names its calibration set). A copy is
 built in a temporary folder and renamed into place (a folder appears complete or not at all), under a flock, so
-two concurrent runs build it once: the second waits, then finds it.
+two concurrent runs build it once: the second waits, then finds it. `build.json` holds the sha256 of every file
+of the copy, checked before each use: a damaged or edited copy (a truncated `model.onnx` or `model.bin`), or one
+built before the hashes were kept, is set aside and rebuilt under the same lock (one warning line says so); where
+it cannot be removed, one line names the folder to delete (exit 2). A runtime that still cannot load a verified
+copy gets the same line (backend_runtime.load_runner), never an empty results table.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import time
@@ -35,7 +40,7 @@ from typing import Any
 from custom_tasks.errors import ConfigError
 
 from ..results.locks import FileLock
-from ..results.store import env_faults
+from ..results.store import env_faults, file_digest
 from .identity import BACKEND_RUNTIMES, backend_identity, build_method, canonical_hash, weights_fingerprint
 
 EXPORT_CACHE_ENV = "PRIVATE_MTEB_EXPORT_CACHE"
@@ -44,6 +49,7 @@ ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 #: backend -> (module that must import, pip extra that installs it)
 REQUIRES = {"onnx": (("onnxruntime", "onnx"), "onnx"), "openvino": (("openvino", "onnx"), "openvino")}
 MANIFEST = "build.json"
+logger = logging.getLogger(__name__)
 
 
 def require(backend: str, precision: str) -> None:
@@ -89,13 +95,17 @@ def exported_model(source: str | Path, backend: str, precision: str, model_kwarg
     require(backend, precision)
     root = Path(root) if root is not None else export_root()
     final = root / artefact_name(Path(source), backend, precision, model_kwargs, label)
-    if (final / MANIFEST).exists():
+    if (final / MANIFEST).exists() and not damage(final):
         return final
     with env_faults(root):
         root.mkdir(parents=True, exist_ok=True)
         with FileLock(root / f"{final.name}.lock"):
-            if (final / MANIFEST).exists():  # built by a concurrent run while we waited
+            problem = damage(final) if final.exists() else "missing"
+            if not problem:  # built (or repaired) by a concurrent run while we waited
                 return final
+            if problem != "missing":
+                logger.warning("exported model %s: %s; rebuilding it", final, problem)
+                _discard(final)
             tmp = root / f".{final.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
             try:
                 t0 = time.perf_counter()
@@ -104,12 +114,46 @@ def exported_model(source: str | Path, backend: str, precision: str, model_kwarg
                 manifest = {"source": str(source), "backend": backend, "precision": precision,
                             "runtime": backend_identity(backend, precision).get("runtime"),
                             "build": build_method(backend, precision), "pid": os.getpid(),
-                            "seconds": round(time.perf_counter() - t0, 2)}
+                            "seconds": round(time.perf_counter() - t0, 2), "files": content_hashes(tmp)}
                 (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
                 os.rename(tmp, final)  # complete, or not there at all
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
     return final
+
+
+def content_hashes(folder: Path) -> dict[str, str | None]:
+    """sha256 of every file of a built copy but its manifest (model.onnx; model.xml + model.bin; ...)."""
+    return {p.name: file_digest(p) for p in sorted(Path(folder).iterdir()) if p.is_file() and p.name != MANIFEST}
+
+
+def damage(folder: Path) -> str:
+    """Why a built copy cannot be used as it is ('' when every file is the one its build.json vouches for)."""
+    try:
+        manifest = json.loads((Path(folder) / MANIFEST).read_text())
+    except FileNotFoundError:
+        return f"no {MANIFEST} (an interrupted or foreign folder)"
+    except (OSError, ValueError) as e:
+        return f"{MANIFEST} unreadable ({type(e).__name__})"
+    want = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(want, dict) or not want:
+        return f"{MANIFEST} holds no content hashes (built by an older private-mteb)"
+    have = content_hashes(folder)
+    bad = sorted(name for name in set(want) | set(have) if want.get(name) != have.get(name))
+    if bad:
+        return f"{', '.join(bad)} not the file{'s' if len(bad) > 1 else ''} {MANIFEST} vouches for (damaged or edited)"
+    return ""
+
+
+def _discard(folder: Path) -> None:
+    """Set a damaged copy aside (one rename: the final name is free at once) and delete it."""
+    aside = folder.with_name(f".{folder.name}.damaged-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        os.rename(folder, aside)
+    except OSError as e:
+        raise ConfigError(folder, f"this exported model is damaged and cannot be removed ({e.strerror}): delete the "
+                                  "folder, it is rebuilt on the next run") from None
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def _build(source: Path, backend: str, precision: str, out: Path, model_kwargs: dict[str, Any], st: Any) -> None:
@@ -196,4 +240,5 @@ def built_files(folder: Path) -> dict[str, Path]:
     raise ConfigError(folder, f"no exported model in {folder}: delete the folder, it is rebuilt on the next run")
 
 
-__all__ = ["BACKEND_RUNTIMES", "EXPORT_CACHE_ENV", "built_files", "export_root", "exported_model", "require"]
+__all__ = ["BACKEND_RUNTIMES", "EXPORT_CACHE_ENV", "built_files", "content_hashes", "damage", "export_root",
+           "exported_model", "require"]

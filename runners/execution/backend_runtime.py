@@ -79,6 +79,20 @@ class OpenVinoRunner:
         return np.array(result[self.compiled.output(0)], dtype=np.float32)  # a copy: the request reuses its buffer
 
 
+def load_runner(folder: Path, precision: str, threads: int) -> OnnxRunner | OpenVinoRunner:
+    """The runtime session of a built copy; a copy the runtime cannot load is one line naming the folder to delete
+    (backend_build verified its files, so this is a runtime that reads them differently, not a truncated file)."""
+    kind, path = next(iter(built_files(folder).items()))
+    try:
+        return OnnxRunner(path, threads) if kind == "onnx" else OpenVinoRunner(path, precision, threads)
+    except (ImportError, MemoryError):
+        raise
+    except Exception as e:  # noqa: BLE001 - onnxruntime / openvino raise their own exception types
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+        raise ConfigError(folder, f"{kind} cannot load this exported model ({type(e).__name__}: {first}): delete the "
+                                  "folder, it is rebuilt on the next run") from None
+
+
 def bucketed(run: Any, feeds: dict[str, np.ndarray], ratio: float = BUCKET_RATIO,
              max_tokens: int = BUCKET_TOKENS) -> np.ndarray:
     """`run(feeds)` on length buckets of a right-padded batch, each cut to its own longest row; the result has the
@@ -122,9 +136,8 @@ def use_backend(st: Any, spec: Any, where: str) -> None:
 
     folder = exported_model(source_folder(where), spec.backend, spec.precision, spec.model_kwargs, st=st,
                             label=spec.name.replace("/", "__"))
-    kind, path = next(iter(built_files(folder).items()))
     threads = physical_cores()
-    runner = OnnxRunner(path, threads) if kind == "onnx" else OpenVinoRunner(path, spec.precision, threads)
+    runner = load_runner(folder, spec.precision, threads)
     module = st[0]
     output = getattr(module, "module_output_name", "token_embeddings")
     right_padded = getattr(getattr(st, "tokenizer", None), "padding_side", "right") == "right"
