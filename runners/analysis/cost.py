@@ -156,12 +156,13 @@ def _pair(pairs: list[dict[str, Any]], a: str, b: str) -> dict[str, Any] | None:
 
 def cheapest_not_worse(intervals: list[dict[str, Any]], pairs: list[dict[str, Any]], costs: list[dict[str, Any]],
                        metric_label: str, margin: float | None = None,
-                       confidence: float = 0.95) -> dict[str, Any] | None:
+                       confidence: float = 0.95, among: str = "") -> dict[str, Any] | None:
     """The cheapest candidate (lowest p50) not significantly worse than the best by `metric`, with its sentence.
 
     Without `margin`: not worse = the paired test (Holm-corrected, as `stats` prints it) finds no significant
     difference, or the candidate is better. With `margin`: a non-inferiority test, the lower bound of the
     candidate - best difference's CI above -margin. None when fewer than one measured candidate has scores.
+    `among` (CandidateSet.among) names the set the best was drawn from, e.g. "among the 5 candidates of x.yaml".
     """
     means = {r["candidate"]: r["mean"] for r in intervals if r.get("subset", "all") == "all"
              and _num(r.get("mean")) is not None}
@@ -185,12 +186,13 @@ def cheapest_not_worse(intervals: list[dict[str, Any]], pairs: list[dict[str, An
     _, pick, pr = min(ok, key=lambda t: t[0])
     best_p50 = p50[best]["p50_ms"] if best in p50 else None
     level = int(round(confidence * 100))
+    where = f" {among}" if among else ""
     test = (f"non-inferiority test: lower bound of the {level}% CI of the difference above -{margin:g}"
             if margin is not None else "paired test, Holm-corrected")
     if pick == best:
-        text = (f"the best candidate by {metric_label}, {best}, is also the cheapest of those not significantly "
-                f"worse (p50 {ms(p50[best]['p50_ms'])} ms)") if margin is None else (
-                f"the best candidate by {metric_label}, {best}, is also the cheapest non-inferior one "
+        text = (f"the best candidate by {metric_label}{where}, {best}, is also the cheapest of those not "
+                f"significantly worse (p50 {ms(p50[best]['p50_ms'])} ms)") if margin is None else (
+                f"the best candidate by {metric_label}{where}, {best}, is also the cheapest non-inferior one "
                 f"(margin {margin:g}; p50 {ms(p50[best]['p50_ms'])} ms)")
         diff = None
     else:
@@ -198,8 +200,9 @@ def cheapest_not_worse(intervals: list[dict[str, Any]], pairs: list[dict[str, An
                 else f"non-inferior to the best (margin {margin:g})")
         vs = f"{ms(best_p50)} ms" if best_p50 is not None else "not measured"
         diff = (pr["diff"], pr["diff_ci_low"], pr["diff_ci_high"])
-        text = (f"the cheapest candidate {what} is {pick} (p50 {ms(p50[pick]['p50_ms'])} ms vs {vs} for {best}, "
-                f"{metric_label} difference {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]; {test})")
+        best_of = f", the best{where}" if among else ""
+        text = (f"the cheapest candidate {what} is {pick} (p50 {ms(p50[pick]['p50_ms'])} ms vs {vs} for {best}"
+                f"{best_of}, {metric_label} difference {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]; {test})")
     return {"candidate": pick, "best": best, "p50_ms": p50[pick]["p50_ms"], "best_p50_ms": best_p50,
             "diff": diff[0] if diff else 0.0, "diff_ci_low": diff[1] if diff else None,
             "diff_ci_high": diff[2] if diff else None, "margin": margin, "test": test, "sentence": text}

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Container, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -182,20 +182,24 @@ def _resolve(target: str, results_dir: Path, option: str) -> tuple[Path, str | N
                         f"(known models: {known})")
 
 
-def _baseline_runs(base_dir: Path, base_key: str | None, tasks: list[str] | None) -> list[tuple[str, str]]:
-    """(task, model) of everything the baseline has (of `tasks`, when given): all of it is checked."""
+def _baseline_runs(base_dir: Path, base_key: str | None, tasks: list[str] | None,
+                   only: Container[str] | None = None) -> list[tuple[str, str]]:
+    """(task, model) of everything the baseline has (of `tasks`, when given; of the config's candidates
+    `only`, when given): all of it is checked."""
     out = []
     for task in tasks or sorted(_tasks_with_runs(base_dir)):
         models = result_models(base_dir, task)
         if base_key is not None:
             found = find_model(base_dir, base_key, models)
             models = [found] if found else []
+        elif only is not None:
+            models = [m for m in models if m in only]
         if not models and tasks:
             whose = f" of model '{base_key}'" if base_key else ""
             raise AnalysisError(f"--task: the baseline has no results{whose} for task '{task}' in {base_dir}")
         out += [(task, m) for m in models]
     if not out:
-        whose = f" of model '{base_key}'" if base_key else ""
+        whose = f" of model '{base_key}'" if base_key else " of the config's candidates" if only is not None else ""
         raise AnalysisError(f"--baseline: no per-query results{whose} in {base_dir}: nothing to check ({RUN_HINT})")
     return out
 
@@ -205,7 +209,8 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
                     tasks: list[str] | None = None, metric: str = "ndcg_at_10", max_drop: float = 0.01,
                     alpha: float = 0.05, split: str = "test", n_resamples: int = 10_000,
                     seed: int = 0, allow_missing: bool = False, allow_changed_data: bool = False,
-                    qrels: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None) -> GateRun:
+                    qrels: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
+                    only: Container[str] | None = None) -> GateRun:
     """Compare candidate vs baseline on every (model, task) the baseline has.
 
     Each side is a results folder (then models are matched by name) or a model name/label in
@@ -215,6 +220,7 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
     the queries differ, that is an AnalysisError counting what changed, unless `allow_changed_data` (then the
     gate decides on the unchanged queries and `GateRun.data_notes` says on how many).
     `qrels` (task -> labels) gives judged@10 its labels; by default a task is looked up by name in configs/tasks.
+    `only`: results names to check (a config's candidates, candidate_set.config_names); default: all.
     """
     check_options(max_drop, alpha, n_resamples)
     base_dir, base_model = _resolve(baseline, results_dir, "--baseline")
@@ -223,7 +229,7 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
         raise AnalysisError("--baseline and --candidate are the same results folder: name a model or another folder")
     base_key = base_model or cand_model
     pairs, missing = [], []
-    for task, b in _baseline_runs(base_dir, base_key, tasks):
+    for task, b in _baseline_runs(base_dir, base_key, tasks, only):
         if cand_model is not None:
             c = find_model(cand_dir, cand_model, result_models(cand_dir, task))
         else:

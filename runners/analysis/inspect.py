@@ -27,22 +27,34 @@ SNIPPET_CHARS = 120
 BM25_KEYS = {"bm25", "bm25s"}
 
 
-def resolve_model(results_dir: Path, task: str, key: str) -> str:
-    """Results name of the candidate called ``key`` (its results name, label or folder name).
-
-    Raises ConfigError listing the candidates with results for the task when nothing or several match.
-    """
-    names = result_models(results_dir, task)
+def _matches(results_dir: Path, names: list[str], key: str) -> list[str]:
     if key in names:
-        return key
+        return [key]
     labels = {n: label_of(results_dir, n) for n in names}
     hits = [n for n in names if key in (labels[n], model_dir_name(n))]
     if not hits and key.lower() in BM25_KEYS:
         hits = [n for n in names if "bm25" in n.lower()]
     if not hits:
         hits = [n for n in names if n.split("/")[-1] == key or labels[n].lower() == key.lower()]
+    return hits
+
+
+def resolve_model(results_dir: Path, task: str, key: str, prefer: list[str] | None = None) -> str:
+    """Results name of the candidate called ``key`` (its results name, label or folder name).
+
+    ``prefer``: the config's candidates (candidate_set.config_names): a label matches the config's current
+    candidate first, so a model swapped under one label is not "ambiguous" with the one it replaced.
+    Raises ConfigError listing the candidates with results for the task when nothing or several match.
+    """
+    names = result_models(results_dir, task)
+    if prefer is not None:
+        hits = _matches(results_dir, [n for n in names if n in prefer], key)
+        if len(hits) == 1:
+            return hits[0]
+    hits = _matches(results_dir, names, key)
     if len(hits) == 1:
         return hits[0]
+    labels = {n: label_of(results_dir, n) for n in names}
     known = ", ".join(f"{labels[n]} ({n})" if labels[n] != n else n for n in names) or "none"
     problem = "is ambiguous" if hits else "has no results"
     raise ConfigError("--model", f"model '{key}' {problem} for task '{task}' in {results_dir} (known: {known})")

@@ -104,3 +104,31 @@ def stats_report(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", 
                 pairs += stats.rows_of(cols, subset) if cols else []
         _, power = stats.power_line(aligned, metric=label)
     return StatsReport(task_name, metric, intervals, pairs, power, len(aligned.ids), data_note)
+
+
+def best_sentence(rep: StatsReport, among: str) -> str:
+    """The best candidate of `rep` on all queries, and whether it is detectably better than the runner-up by
+    the same Holm-corrected paired test the table prints; `among` names the set compared (CandidateSet.among),
+    so a reader knows which candidates the verdict covers. '' when nothing has a mean."""
+    label = stats.metric_label(rep.metric)
+    rows = sorted((r for r in rep.interval_rows if r.get("subset", "all") == "all"
+                   and isinstance(r.get("mean"), float) and math.isfinite(r["mean"])),
+                  key=lambda r: -r["mean"])
+    if not rows:
+        return ""
+    best = rows[0]
+    head = (f"best by {label} {among}: {best['candidate']} at {best['mean']:.4f} "
+            f"[{best['ci_low']:.4f}, {best['ci_high']:.4f}]")
+    if len(rows) < 2:
+        return head
+    second = rows[1]["candidate"]
+    pair = next((p for p in rep.pair_rows if p.get("subset", "all") == "all"
+                 and {p["candidate_a"], p["candidate_b"]} == {best["candidate"], second}), None)
+    if pair is None:
+        return head
+    sign = 1.0 if pair["candidate_a"] == best["candidate"] else -1.0
+    lo, hi = sorted((sign * pair["diff_ci_low"], sign * pair["diff_ci_high"]))
+    diff = f"{sign * pair['diff']:+.4f} [{lo:+.4f}, {hi:+.4f}], {stats.format_p(pair['p_holm'])} Holm"
+    if pair["significant"]:
+        return f"{head}; detectably better than the runner-up {second} ({diff})"
+    return f"{head}; NOT detectably better than the runner-up {second} ({diff}): the two are tied on this test set"

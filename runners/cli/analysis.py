@@ -23,28 +23,12 @@ def _split(text: Optional[str]) -> list[str]:
     return [t.strip() for t in (text or "").split(",") if t.strip()]
 
 
-def _candidates(cfg: Any, config: Path, models: Optional[str], experiments: bool, tasks: list[str]) -> list[str]:
-    """Results names to compare: `--models` (names or labels), else the config's `models:` (and, for
-    `experiments`, its planned experiment candidates); each must have results for every task."""
-    from ..analysis.per_query import require_results, resolve_models
+def _candidates(cfg: Any, models: Optional[str], tasks: list[str]) -> Any:
+    """The config's candidates (models and experiments) or `--models` (names or labels), each with results for
+    every task: one rule for every command (runners/analysis/candidate_set.py)."""
+    from ..analysis.candidate_set import candidate_set
 
-    if models is not None:
-        names = resolve_models(cfg.results_path, _split(models))
-        if not names:
-            raise typer.BadParameter("give at least one model name or label", param_hint="--models")
-    else:
-        names = [m.results_name for m in cfg.models]
-        if experiments:
-            from ..config.experiments import plan_experiments
-
-            names += [p.name for p in plan_experiments(cfg)]
-    if not names:
-        from ..analysis.errors import AnalysisError
-
-        raise AnalysisError(f"{config}: no entries under 'models:' to compare: add them, or name them with --models")
-    for task in tasks:
-        require_results(cfg.results_path, names, task, hint=f"run `private-mteb run -c {config}`")
-    return names
+    return candidate_set(cfg, _split(models) if models is not None else None, tasks)
 
 
 def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
@@ -83,7 +67,7 @@ def _cost_cells(r: dict[str, Any]) -> list[str]:
 
 
 def _decision(rep: Any, task_name: str, names: list[str], results_dir: Path, margin: Optional[float],
-              confidence: float) -> Optional[dict[str, Any]]:
+              confidence: float, among: str = "") -> Optional[dict[str, Any]]:
     """Cost columns into the report's interval rows, and the cheapest-not-worse sentence (None: nothing measured)."""
     from ..analysis.cost import attach, cheapest_not_worse, cost_rows
     from ..analysis.per_query import label_of
@@ -92,7 +76,8 @@ def _decision(rep: Any, task_name: str, names: list[str], results_dir: Path, mar
     costs = cost_rows(results_dir, task_name, names, {n: label_of(results_dir, n) for n in names})
     if not attach(rep.interval_rows, costs):
         return None
-    found = cheapest_not_worse(rep.interval_rows, rep.pair_rows, costs, metric_label(rep.metric), margin, confidence)
+    found = cheapest_not_worse(rep.interval_rows, rep.pair_rows, costs, metric_label(rep.metric), margin, confidence,
+                               among)
     missing = [f"{r['candidate']}: {r['note']}" for r in costs if r["p50_ms"] is None]
     return {"task": task_name, "metric": rep.metric, **(found or {"sentence": ""}), "not_timed": missing}
 
@@ -139,30 +124,35 @@ def stats_cmd(
     task: Optional[list[str]] = typer.Option(None, "--task", "-t", help="default: the config's tasks"),
     metric: Optional[list[str]] = typer.Option(None, "--metric", "-m", help="e.g. ndcg_at_10 (repeatable)"),
     by: Optional[list[str]] = typer.Option(None, "--by", help="break down by query tag, e.g. source"),
-    models: Optional[str] = typer.Option(None, "--models", help="a,b,...: names or labels (default: the config's models)"),
+    models: Optional[str] = typer.Option(None, "--models", help="a,b,...: names or labels (default: the config's "
+                                         "models and experiment candidates)"),
     resamples: Optional[int] = typer.Option(None, min=1, help="bootstrap / permutation resamples"),
     seed: Optional[int] = typer.Option(None),
     fmt: str = typer.Option("table", "--format", help="table|markdown|csv|json"),
     margin: Optional[float] = typer.Option(None, "--margin", min=0.0, help="non-inferiority bound for the "
                                            "cheapest-candidate sentence, e.g. 0.01 (default: the paired test)"),
 ) -> None:
-    """95% bootstrap intervals, paired tests of every pair of the config's models (Holm), power warning;
+    """95% bootstrap intervals, paired tests of every pair of the config's candidates (models and experiments,
+    Holm), the best one and whether it beats the runner-up, power warning;
     with a latency pass stored (`private-mteb latency`): cost columns and the cheapest candidate not worse."""
     offline_default()
     if fmt not in FORMATS:
         raise typer.BadParameter(f"unknown format '{fmt}' ({'|'.join(FORMATS)})", param_hint="--format")
     from ..analysis.label_notes import label_notes, stats_tags
     from ..analysis.per_query import read_once
-    from ..analysis.stats_report import stats_report
+    from ..analysis.stats_report import best_sentence, stats_report
     from ..config.benchmark import BenchmarkConfig
 
     cfg = BenchmarkConfig.from_file(config)
     opts = cfg.stats
     from ..config.task_lookup import task_name_for  # lazy: commands import their API when they run
     entries = [(e, task_name_for(e, cfg)) for e in task or cfg.tasks]
-    names = _candidates(cfg, config, models, False, [name for _, name in entries])
+    chosen = _candidates(cfg, models, [name for _, name in entries])
+    names = list(chosen.names)
+    if chosen.note and fmt in ("table", "markdown"):
+        console.print(chosen.note, highlight=False, markup=False)
     n_resamples = resamples or opts.resamples
-    reports, decisions = [], []
+    reports, decisions, bests = [], [], []
     with read_once():  # per-query files and collections: read once, whatever the number of metrics
         for entry, task_name in entries:
             for m in metric or opts.metrics:
@@ -171,10 +161,13 @@ def stats_cmd(
                                    method=opts.method, tags=by if by is not None else stats_tags(entry, opts.tags),
                                    models=names,
                                    strict_tags=by is not None, task_source=entry)
-                decision = _decision(rep, task_name, names, cfg.results_path, margin, opts.confidence)
+                decision = _decision(rep, task_name, names, cfg.results_path, margin, opts.confidence, chosen.among)
                 decisions += [decision] if decision else []
+                best = best_sentence(rep, chosen.among)
+                bests.append({"task": task_name, "metric": m, "sentence": best})
                 if fmt == "table":
                     _stats_table(rep, opts.confidence, n_resamples)
+                    console.print(Text.assemble(("best:", "bold"), f" {best}"), highlight=False)
                     if decision:
                         _print_decision(decision)
                 elif fmt == "markdown":
@@ -182,9 +175,10 @@ def stats_cmd(
                     if not rep.pairs.empty:
                         console.print(_markdown(rep.pairs.assign(task=task_name, metric=m)))
                     console.print(f"power: {rep.power}", highlight=False, markup=False)
-                    if decision and decision.get("sentence"):
-                        from ..analysis.markdown_text import md_text
+                    from ..analysis.markdown_text import md_text
 
+                    console.print(f"best: {md_text(best)}", highlight=False, markup=False, soft_wrap=True)
+                    if decision and decision.get("sentence"):
                         console.print(f"cost: {md_text(decision['sentence'])}", highlight=False, markup=False,
                                       soft_wrap=True)
                 reports.append(rep)
@@ -195,7 +189,8 @@ def stats_cmd(
                 for line in label_notes(cfg, entry, names):
                     console.print(line, highlight=False, markup=False)
     if fmt == "json":  # exactly one JSON document, NaN -> null (plain stdout: rich would wrap lines)
-        doc: dict[str, Any] = {"tasks": [r.to_dict() for r in reports]}
+        doc: dict[str, Any] = {"candidates": {"names": names, "among": chosen.among, "narrowed": chosen.narrowed},
+                               "tasks": [{**r.to_dict(), "best": b["sentence"]} for r, b in zip(reports, bests)]}
         if decisions:
             doc["decisions"] = decisions
         typer.echo(json.dumps(doc, indent=1, allow_nan=False))
@@ -222,7 +217,8 @@ def check_cmd(
                                  "or history:last / history:accepted (the run history of -c CONFIG)"),
     candidate: Optional[str] = typer.Option(None, "--candidate", help="results folder of the new run, or a model "
                                             "name/label (default: the results folder)"),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="benchmark config: results from its results_dir"),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="benchmark config: its candidates, results "
+                                          "from its results_dir"),
     results: Optional[Path] = typer.Option(None, "--results", help="where model names are looked up (default: the "
                                            "config's results_dir, else ./results)"),
     task: Optional[list[str]] = typer.Option(None, "--task", "-t"),
@@ -244,6 +240,12 @@ def check_cmd(
 
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
+    only = None
+    if config is not None:  # the config's candidates (models and experiments), as every command compares
+        from ..analysis.candidate_set import config_names
+        from ..config.benchmark import BenchmarkConfig
+
+        only = config_names(BenchmarkConfig.from_file(config))
     results = results_dir_of(config, results)
     if baseline.startswith("history:"):  # the run history's latest / accepted record (private-mteb history)
         from .history import history_check
@@ -253,7 +255,8 @@ def check_cmd(
     else:
         run = regression_gate(baseline, str(results) if candidate is None else candidate, results_dir=results,
                               tasks=task, metric=metric, max_drop=max_drop, alpha=alpha, n_resamples=resamples,
-                              seed=seed, allow_missing=allow_missing, allow_changed_data=allow_changed_data)
+                              seed=seed, allow_missing=allow_missing, allow_changed_data=allow_changed_data,
+                              only=only)
     if fmt == "json":
         from dataclasses import asdict
 
@@ -299,7 +302,7 @@ def experiments_cmd(
     cfg = BenchmarkConfig.from_file(config)
     from ..config.task_lookup import task_name_for  # lazy: commands import their API when they run
     tasks = [task_name_for(t, cfg) for t in cfg.tasks]
-    names = _candidates(cfg, config, models, True, tasks)
+    names = list(_candidates(cfg, models, tasks).names)
     known = stored_metrics(cfg.results_path, names[0], tasks[0])
     for m in metric or cfg.stats.metrics:
         check_metric(m, known)

@@ -72,12 +72,13 @@ def worst_cmd(
     """The worst queries of one model on a metric (lowest first)."""
     offline_default()
     _check_format(fmt)
+    from ..analysis.candidate_set import config_names
     from ..analysis.inspect import model_judged, resolve_model, worst_queries
     from ..analysis.per_query import label_of
     from ..analysis.stats import metric_label
 
-    _, results, task_name, collection = _context(config, task)
-    name = resolve_model(results, task_name, model)
+    bench, results, task_name, collection = _context(config, task)
+    name = resolve_model(results, task_name, model, config_names(bench))
     rows = worst_queries(results, task_name, name, metric, n, split, collection)
     judged = model_judged(results, task_name, name, collection, split)
     if fmt == "json":
@@ -109,12 +110,14 @@ def diff_cmd(
     """Per-query differences B - A: wins, losses, ties, largest swings first."""
     offline_default()
     _check_format(fmt)
+    from ..analysis.candidate_set import config_names
     from ..analysis.inspect import diff_queries, resolve_model
     from ..analysis.stats import metric_label
 
-    _, results, task_name, collection = _context(config, task)
-    rep = diff_queries(results, task_name, resolve_model(results, task_name, a), resolve_model(results, task_name, b),
-                       metric, split, collection)
+    bench, results, task_name, collection = _context(config, task)
+    ours = config_names(bench)
+    rep = diff_queries(results, task_name, resolve_model(results, task_name, a, ours),
+                       resolve_model(results, task_name, b, ours), metric, split, collection)
     shown = rep.rows if n <= 0 else rep.rows[:n]
     if fmt == "json":
         print_json({**rep.to_dict(), "split": split, "rows": [r.__dict__ for r in shown]})
@@ -143,17 +146,29 @@ def diff_cmd(
 def query_cmd(
     query_id: str = typer.Argument(..., help="query id, as in the collection"),
     config: Path = CONFIG, task: Optional[str] = TASK, metric: str = METRIC, split: str = SPLIT,
-    models: Optional[str] = typer.Option(None, "--models", help="comma-separated names or labels (default: all)"),
+    models: Optional[str] = typer.Option(None, "--models", help="comma-separated names or labels (default: "
+                                         "the config's candidates)"),
     k: int = typer.Option(10, "-k", help="top-k to show per candidate"),
     fmt: str = typer.Option("table", "--format", help="table|json"),
 ) -> None:
     """One query: its text, labelled documents, and each candidate's top-k with grades (text shown, never stored)."""
     offline_default()
     _check_format(fmt, ("table", "json"))
+    from ..analysis.candidate_set import config_names
     from ..analysis.inspect import query_view, resolve_model
+    from ..analysis.per_query import result_models
 
-    _, results, task_name, collection = _context(config, task, need_collection=True)
-    names = [resolve_model(results, task_name, m.strip()) for m in models.split(",") if m.strip()] if models else None
+    bench, results, task_name, collection = _context(config, task, need_collection=True)
+    ours = config_names(bench)
+    if models:
+        names = [resolve_model(results, task_name, m.strip(), ours) for m in models.split(",") if m.strip()]
+    else:  # the config's candidates with results for the task, as every command compares
+        names = [n for n in ours if n in result_models(results, task_name)]
+        if not names:
+            from ..analysis.errors import AnalysisError
+
+            raise AnalysisError(f"no results for the candidates of {bench.path} on task '{task_name}' in {results}: "
+                                f"run `private-mteb run -c {bench.path}`")
     view = query_view(results, task_name, query_id, collection, names, k, metric, split)
     if fmt == "json":
         print_json({**view.to_dict(), "split": split, "k": k})

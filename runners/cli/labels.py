@@ -18,13 +18,11 @@ app = App(no_args_is_help=True, help="Label coverage (judged@k), pooling for ann
 
 
 def _models(cfg: object, models: Optional[str]) -> list[str]:
-    """Results names: `--models a,b` (names or labels), else the config's models and experiment candidates."""
-    from ..analysis.per_query import resolve_models
-    from ..config.experiments import plan_experiments
+    """Results names: `--models a,b` (names or labels), else the config's models and experiment candidates
+    (the one rule of every command: runners/analysis/candidate_set.py)."""
+    from ..analysis.candidate_set import candidate_set
 
-    if models:
-        return resolve_models(cfg.results_path, [m.strip() for m in models.split(",") if m.strip()])
-    return [m.results_name for m in cfg.models] + [p.name for p in plan_experiments(cfg)]
+    return list(candidate_set(cfg, [m.strip() for m in models.split(",") if m.strip()] if models else None).names)
 
 
 @app.command("judged")

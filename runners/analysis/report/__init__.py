@@ -46,7 +46,8 @@ def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text
                                 "run `private-mteb run` first")
     ctx = sections.Context(cfg.stats, results_dir, resolve_baseline(stored, baseline), show_text, worst, split)
     nums = [sections.task_numbers(td, ctx) for td in tasks]
-    parts: list[Section | None] = [sections.summary(nums), sections.results_table(nums, ctx),
+    config = cfg.path.name if cfg.path else cfg.name  # the set the summary's best is drawn from
+    parts: list[Section | None] = [sections.summary(nums, config), sections.results_table(nums, ctx),
                                    sections.forest(nums, ctx), sections.per_query(nums, ctx),
                                    experiments(cfg, tasks, stored), cost_section(cfg, tasks, nums, margin),
                                    over_time_section(cfg, [(td.name, td.main_metric) for td in tasks])]

@@ -111,7 +111,9 @@ def cost_section(cfg: Any, tasks: Sequence[Any], numbers: Sequence[Any], margin:
         blocks: list[Block] = []
         intervals = [{"subset": "all", **r} for r in tn.ranking.to_dict(orient="records")]
         pairs = [{"subset": "all", **r} for r in tn.pairs.to_dict(orient="records")] if not tn.pairs.empty else []
-        found = cheapest_not_worse(intervals, pairs, costs, label, margin, cfg.stats.confidence)
+        n = len(td.candidates)
+        among = f"among the {n} candidate{'s' * (n != 1)} of {cfg.path.name if cfg.path else cfg.name} with results"
+        found = cheapest_not_worse(intervals, pairs, costs, label, margin, cfg.stats.confidence, among)
         if found:
             blocks.append(Paragraph(found["sentence"][0].upper() + found["sentence"][1:] + ".", "verdict"))
         by_label = {c["candidate"]: c for c in costs}

@@ -7,7 +7,7 @@ labels and, with --show-text, titles). No model library is imported, so a report
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +18,8 @@ from custom_tasks.config import TaskConfig, resolve_task_config
 from custom_tasks.sources import load_collection
 
 from ...config.benchmark import BenchmarkConfig
-from ...config.experiments import plan_experiments
-from ...results.store import find_run, load_candidates, load_per_query, read_json, task_result_path
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One row of the report: a config model or an experiment candidate, as `run` filed it."""
-
-    name: str
-    label: str
-    revision: str | None
-    kind: str  # "model" | "hybrid" | "chunk" | "ann"
-    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
-    base: str | None = None  # results name of the dense model an experiment is built on
+from ...results.store import find_run, load_per_query, read_json, task_result_path
+from ..candidate_set import Candidate, config_candidates  # the one candidate rule of every command
 
 
 @dataclass
@@ -50,20 +38,6 @@ class TaskData:
 
     def label_of(self, name: str) -> str | None:
         return next((c.label for c in self.candidates if c.name == name), None)
-
-
-def config_candidates(cfg: BenchmarkConfig, results_dir: Path) -> list[Candidate]:
-    """The config's models, then its experiment candidates; revisions and labels as the run recorded them."""
-    known = load_candidates(results_dir)
-    out = [Candidate(m.results_name, known.get(m.results_name, {}).get("label") or m.default_label,
-                     known.get(m.results_name, {}).get("revision"), "model") for m in cfg.models]
-    for p in plan_experiments(cfg):
-        rec = known.get(p.name, {})
-        out.append(Candidate(p.name, rec.get("label") or p.label, rec.get("revision"), p.kind, dict(p.params),
-                             p.base.results_name))
-    labels = [c.label for c in out]
-    return [c if labels.count(c.label) == 1 else Candidate(c.name, f"{c.label} [{c.name}]", c.revision, c.kind,
-                                                           c.params, c.base) for c in out]
 
 
 def resolve_baseline(cands: list[Candidate], wanted: str | None) -> Candidate:

@@ -92,13 +92,15 @@ def _judged(td: TaskData, ctx: Context, k: int = JUDGED_K) -> tuple[dict[str, fl
     return {label[r.model]: float(r.judged) for r in rep.table.itertuples()}, list(rep.warnings)
 
 
-def summary(all_numbers: list[TaskNumbers]) -> Section:
-    """One verdict per task: best candidate, detectably better than the runner-up or not, the power line."""
+def summary(all_numbers: list[TaskNumbers], config: str = "the config") -> Section:
+    """One verdict per task: best candidate (naming the set it was drawn from, as `stats` does), detectably
+    better than the runner-up or not, the power line."""
     sec = Section("summary", "Summary")
     for tn in all_numbers:
         label, r = metric_label(tn.td.main_metric), tn.ranking
-        best = r.iloc[0]
-        head = (f"{tn.td.name} ({int(best.n_queries)} queries, {label}): the best candidate is {best.candidate} "
+        best, n = r.iloc[0], len(r)
+        among = f"among the {n} candidate{'s' * (n != 1)} of {config} with results"
+        head = (f"{tn.td.name} ({int(best.n_queries)} queries, {label}): {among}, the best is {best.candidate} "
                 f"at {text.ci(best['mean'], best.ci_low, best.ci_high, 3)}")
         if len(r) < 2:
             sec.blocks.append(Paragraph(text.sentence(head + "; it is the only candidate with results"), "verdict"))
