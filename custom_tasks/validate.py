@@ -12,13 +12,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from .collection import Collection, CollectionWarning
-from .errors import CollectionError
+from .errors import CollectionError, ProblemLog
 from .path_names import char_name
 from .readers._io import Table, as_id, is_missing
 
 LONG_DOC_TOKENS = 512
 
 WARNING_KINDS: dict[str, str] = {
+    "empty_document": "documents with neither text nor a title: kept (the collection loads and runs) but no "
+                      "model can ever retrieve them",
     "no_positive_label": "queries whose labels are all grade 0: mteb keeps them but they can never score",
     "unlabeled_query": "queries with no labels in any loaded split: mteb drops them, they are not evaluated",
     "query_id_equals_doc_id": "query ids that are also document ids: BEIR/mteb silently drop such hits "
@@ -94,6 +96,8 @@ class CollectionBuilder:
         self._split_file: dict[str, Table] = {}
         self._split_count: dict[str, int] = {}  # labels seen per split, including splits filtered out
         self._labelled_any: set[str] = set()  # queries with labels in any split, including filtered out
+        #: every row problem of every file, raised together by ``finish`` (readers skip the bad rows)
+        self.log = ProblemLog()
 
     def wants(self, split: str) -> bool:
         return self.wanted is None or split in self.wanted
@@ -104,7 +108,8 @@ class CollectionBuilder:
         return f"first at {t.where(loc)}" if t is table else f"first at {t.shown}:{t.where(loc)}"
 
     def add_doc(self, table: Table, loc: int, doc_id: Any, title: str, text: str) -> None:
-        """A document needs text or a title: title-only ones are kept (mteb scores them) with a warning."""
+        """Title-only documents are kept (mteb scores them) with a warning; empty ones too (they can never be
+        retrieved, but a collection holding them must still load and run)."""
         doc_id = checked_id(table, loc, doc_id, "document")
         if doc_id in self._doc_at:
             raise table.error(loc, f"duplicate document id {doc_id!r} ({self._first(table, self._doc_at[doc_id])})")
@@ -175,7 +180,8 @@ class CollectionBuilder:
             self.spans.setdefault(split, {}).setdefault(qid, {}).setdefault(doc_id, []).append(span)
 
     def finish(self, fallback_path: str) -> Collection:
-        """Check splits have labels, build the Collection and attach its warnings."""
+        """Raise every row problem found, check splits have labels, build the Collection, attach its warnings."""
+        self.log.check()
         names = self.requested or sorted(self._split_file)
         if not names:
             raise CollectionError(fallback_path, "no labels found: the collection has no split with judgments")
@@ -221,12 +227,17 @@ def checked_id(table: Table, loc: int, value: Any, what: str) -> str:
 
 
 def check_doc_text(table: Table, loc: int, doc_id: str, title: str, text: str) -> IdWarning | None:
-    """Empty text and no title is an error; a title alone is kept with a warning (returned)."""
+    """The warning of a document without text (returned): a title alone (scored on it), or nothing at all."""
     if text.strip():
         return None
     if not title.strip():
-        raise table.error(loc, f"document {doc_id!r} has empty text and no title")
+        return empty_doc_warning(table, loc, doc_id)
     return title_only_warning(table, loc, doc_id)
+
+
+def empty_doc_warning(table: Table, loc: int, doc_id: str) -> IdWarning:
+    problem = f"document {doc_id!r} has neither text nor a title: it is kept, but no model can retrieve it"
+    return _warn("empty_document", str(table.error(loc, problem)), doc_id)
 
 
 def title_only_warning(table: Table, loc: int, doc_id: str) -> IdWarning:
@@ -253,6 +264,9 @@ def long_doc_warning(doc_id: str, n: int) -> IdWarning:
     return _warn("long_document", f"document {doc_id!r} is about {n} tokens (an estimate: "
                  f"max(words x 1.3, chars / 4)), over {LONG_DOC_TOKENS}; many embedding models truncate it", doc_id)
 
+
+#: the empty key of ``doc_key_and_tokens``: empty documents are reported as such, not as duplicates of each other
+EMPTY_KEY = ("title", "")
 
 #: a corpus in the disk store keeps this many per-document warnings of each kind, then one "and N more" entry
 KEPT_PER_KIND = 1000
@@ -302,6 +316,8 @@ def collect_warnings(c: Collection, labelled_elsewhere: set[str] | frozenset[str
         seen_docs: dict[tuple[str, str], str] = {}
         for doc_id, doc in c.corpus.items():
             key, n = doc_key_and_tokens(doc["title"], doc["text"])
+            if key == EMPTY_KEY:
+                continue
             if key in seen_docs:
                 out.append(duplicate_doc_warning(doc_id, key[0], seen_docs[key]))
             else:
@@ -318,8 +334,12 @@ def collect_warnings(c: Collection, labelled_elsewhere: set[str] | frozenset[str
     return out
 
 
+#: example ids shown per warning kind (3 unless named): an empty document is listed by id, up to the error cap
+EXAMPLES_SHOWN = {"empty_document": 20}
+
+
 def summarize(c: Collection) -> dict[str, Any]:
-    """Counts for the CLI: sizes per split and, per warning kind, a count with up to 3 example ids."""
+    """Counts for the CLI: sizes per split and, per warning kind, a count with example ids (``EXAMPLES_SHOWN``)."""
     warnings: dict[str, dict[str, Any]] = {}
     for w in c.warnings:
         entry = warnings.setdefault(w.kind, {"count": 0, "examples": [],
@@ -327,7 +347,7 @@ def summarize(c: Collection) -> dict[str, Any]:
         entry["count"] += w.count
         ids = getattr(w, "ids", ()) or ((w.message,) if w.count == 1 else ())
         for i in ids:
-            if len(entry["examples"]) < 3 and i not in entry["examples"]:
+            if len(entry["examples"]) < EXAMPLES_SHOWN.get(w.kind, 3) and i not in entry["examples"]:
                 entry["examples"].append(i)
     return {
         "name": c.name,

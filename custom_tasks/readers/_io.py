@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from ..errors import CollectionError
+import contextlib
+
+from ..errors import CollectionError, ProblemLog
 
 csv.field_size_limit(2**31 - 1)  # long documents in one CSV cell are normal here
 
@@ -125,6 +127,12 @@ class Table:
     columns: list[str] | None
     rows: Iterable[tuple[int, dict[str, Any]]]
     encoding: str = "utf-8"
+    #: where row problems go when the whole collection is checked in one pass (None: the first one raises)
+    log: ProblemLog | None = None
+
+    def checking(self) -> contextlib.AbstractContextManager[None]:
+        """Around one row's checks: with a ``log`` its problem is recorded and the row skipped."""
+        return self.log.row() if self.log is not None else contextlib.nullcontext()
 
     @property
     def shown(self) -> str:
@@ -159,6 +167,13 @@ class Table:
                     f"map it with `{option}:` in the source{hint}",
                 )
 
+    def mapping_check(self, loc: int, row: dict[str, Any], names: list[str], first: bool) -> None:
+        """On the first row of a JSONL file, a missing required field is a column-mapping mistake that every
+        row would repeat: raised outside the per-row problem log (one line, not one per row)."""
+        if first and self.columns is None:
+            for name in names:
+                self.get(loc, row, name)
+
     def get(self, loc: int, row: dict[str, Any], name: str) -> Any:
         """A required field; a JSONL row without it is an error at that line."""
         if name not in row:
@@ -167,11 +182,13 @@ class Table:
         return row[name]
 
 
-def read_table(path: Path, encoding: str, what: str, allow_no_rows: bool = False) -> Table:
+def read_table(path: Path, encoding: str, what: str, allow_no_rows: bool = False,
+               log: ProblemLog | None = None) -> Table:
     """JSONL, CSV, TSV or Parquet, chosen by the file extension; rows are streamed (see ``Table``).
 
     Only the start of the file is read here (header, and whether any row exists); ``allow_no_rows``:
-    a header without rows is accepted (qrels: the caller reports the empty split).
+    a header without rows is accepted (qrels: the caller reports the empty split). ``log``: a malformed row
+    (bad JSON, wrong field count) is recorded there and skipped, so every one is reported in one pass.
     """
     kind = TABLE_EXTENSIONS.get(path.suffix.lower())
     if kind is None:
@@ -182,21 +199,23 @@ def read_table(path: Path, encoding: str, what: str, allow_no_rows: bool = False
         )
     require_file(path, what)
     if kind == "parquet":
-        return _read_parquet(path, what, allow_no_rows)
+        t = _read_parquet(path, what, allow_no_rows)
+        t.log = log
+        return t
     codec_for(path, encoding)
     if kind == "jsonl":
-        rows: Iterable[tuple[int, dict[str, Any]]] = _Rows(_jsonl_rows, path, encoding, what)
-        return Table(path, "jsonl", None, _peeked(rows, path, f"{what} file is empty"), encoding)
+        rows: Iterable[tuple[int, dict[str, Any]]] = _Rows(_jsonl_rows, path, encoding, what, log)
+        return Table(path, "jsonl", None, _peeked(rows, path, f"{what} file is empty"), encoding, log)
     records = _delimited_records(path, encoding, kind)
     first = next(records, None)
     records.close()
     if first is None:
         raise CollectionError(display_path(path), f"{what} file is empty")
     header = [h.strip() for h in first[1]]
-    rows = _Rows(_delimited_rows, path, encoding, kind, header)
+    rows = _Rows(_delimited_rows, path, encoding, kind, header, log)
     if not allow_no_rows:
         rows = _peeked(rows, path, f"{what} file is empty (no rows below the header)")
-    return Table(path, kind, header, rows, encoding)
+    return Table(path, kind, header, rows, encoding, log)
 
 
 class _Rows:
@@ -250,19 +269,30 @@ def loads_json(text: str) -> Any:
     return obj
 
 
-def _jsonl_rows(path: Path, encoding: str, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def _bad_row(log: ProblemLog | None, e: CollectionError) -> None:
+    """A malformed row: recorded and skipped with a log, else the error."""
+    if log is None:
+        raise e
+    log.add(e)
+
+
+def _jsonl_rows(path: Path, encoding: str, what: str,
+                log: ProblemLog | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     loads = loads_json
     for lineno, line in read_lines(path, encoding, what):
         try:
             obj = loads(line)
         except json.JSONDecodeError as e:
-            raise CollectionError(display_path(path), f"malformed JSON: {e.msg} (column {e.colno})",
-                                  line=lineno) from None
+            _bad_row(log, CollectionError(display_path(path), f"malformed JSON: {e.msg} (column {e.colno})",
+                                          line=lineno))
+            continue
         except TooDeep as e:
-            raise CollectionError(display_path(path), f"{e}: a row is a flat record of fields", line=lineno) from None
+            _bad_row(log, CollectionError(display_path(path), f"{e}: a row is a flat record of fields", line=lineno))
+            continue
         if not isinstance(obj, dict):
-            raise CollectionError(display_path(path), f"expected a JSON object per line, got {type(obj).__name__}",
-                                  line=lineno)
+            _bad_row(log, CollectionError(display_path(path), f"expected a JSON object per line, got "
+                                          f"{type(obj).__name__}", line=lineno))
+            continue
         yield lineno, obj
 
 
@@ -280,17 +310,19 @@ def _delimited_records(path: Path, encoding: str, kind: str) -> Iterator[tuple[i
         raise CollectionError(display_path(path), f"cannot parse {kind.upper()}: {e}", line=reader.line_num) from None
 
 
-def _delimited_rows(path: Path, encoding: str, kind: str, header: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _delimited_rows(path: Path, encoding: str, kind: str, header: list[str],
+                    log: ProblemLog | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     records = _delimited_records(path, encoding, kind)
     next(records)  # the header
     for start, rec in records:
         if len(rec) != len(header):
-            raise CollectionError(
+            _bad_row(log, CollectionError(
                 display_path(path),
                 f"found {len(rec)} fields but the header has {len(header)} ({', '.join(header)}); "
                 f"quote fields that contain the separator",
                 line=start,
-            )
+            ))
+            continue
         yield start, dict(zip(header, rec))
 
 

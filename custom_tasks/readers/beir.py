@@ -34,11 +34,12 @@ def read(cfg: Any, base_dir: Path, name: str) -> Collection:
     if not folder.is_dir():
         raise CollectionError(display_path(folder), "BEIR folder not found")
     b = CollectionBuilder(name, cfg.splits)
-    corpus = read_table(folder / "corpus.jsonl", cfg.encoding, "corpus")
-    load_corpus(b, corpus, "_id", "title", "text")
-    queries = read_table(folder / "queries.jsonl", cfg.encoding, "queries")
-    load_queries(b, queries, "_id", "text", cfg.tag_fields)
-    for split, path in split_files(folder, cfg.splits):
-        t = read_table(path, cfg.encoding, "qrels", allow_no_rows=True)
-        load_qrels(b, t, "query-id", "corpus-id", "score", split)
+    with b.log.reading():
+        corpus = read_table(folder / "corpus.jsonl", cfg.encoding, "corpus", log=b.log)
+        load_corpus(b, corpus, "_id", "title", "text")
+        queries = read_table(folder / "queries.jsonl", cfg.encoding, "queries", log=b.log)
+        load_queries(b, queries, "_id", "text", cfg.tag_fields)
+        for split, path in split_files(folder, cfg.splits):
+            t = read_table(path, cfg.encoding, "qrels", allow_no_rows=True, log=b.log)
+            load_qrels(b, t, "query-id", "corpus-id", "score", split)
     return b.finish(display_path(folder / "qrels"))

@@ -101,11 +101,16 @@ def _tags(t: Table, loc: int, row: dict[str, Any], tags_col: str, tag_columns: l
 
 def read(cfg: Any, base_dir: Path, name: str) -> Collection:
     """Read a corpus plus an evalset file (see sources.EvalsetSource)."""
-    cols = cfg.columns
     b = CollectionBuilder(name, cfg.splits)
-    corpus = read_table(resolve(base_dir, cfg.corpus), cfg.encoding, "corpus")
+    with b.log.reading():
+        return _read(cfg, base_dir, b)
+
+
+def _read(cfg: Any, base_dir: Path, b: CollectionBuilder) -> Collection:
+    cols = cfg.columns
+    corpus = read_table(resolve(base_dir, cfg.corpus), cfg.encoding, "corpus", log=b.log)
     load_corpus(b, corpus, cols.doc_id, cols.title, cols.text)
-    t = read_table(resolve(base_dir, cfg.evalset), cfg.encoding, "evalset")
+    t = read_table(resolve(base_dir, cfg.evalset), cfg.encoding, "evalset", log=b.log)
     t.require_columns([cols.query, cols.relevant] + ([cfg.split_column] if cfg.split_column else []))
     t.require_columns(cfg.tag_columns, option="tag_columns")
     has_qid = t.has_column(cols.query_id)
@@ -113,34 +118,36 @@ def read(cfg: Any, base_dir: Path, name: str) -> Collection:
     if not cfg.split_column:
         b.expect_split(cfg.split, t)
     for loc, row in t.rows:
-        split = cfg.split
-        if cfg.split_column:
-            split = as_id(t.get(loc, row, cfg.split_column))
-            if not split:
-                raise t.error(loc, f"empty split in column {cfg.split_column!r}")
-            b.expect_split(split, t)
-        qid = t.get(loc, row, cols.query_id) if has_qid else content_ids.next_id(t.get(loc, row, cols.query))
-        if not b.wants(split):
-            b.note_left_out(qid)
-            continue
-        tags = _tags(t, loc, row, cols.tags, cfg.tag_columns)
-        qid = b.add_query(t, loc, qid, as_str(t, loc, t.get(loc, row, cols.query), "query", qid, cols.query), tags)
-        relevant = parse_relevant(t, loc, t.get(loc, row, cols.relevant), b.corpus, cfg.default_grade)
-        for doc_id, grade in relevant:
-            b.add_label(t, loc, split, qid, doc_id, grade)
-        evidence = _maybe_json(row.get(cols.evidence))
-        if is_missing(evidence) or evidence == "" or evidence == {}:
-            continue
-        if not isinstance(evidence, dict):
-            raise t.error(loc, f"field {cols.evidence!r} must be an object {{doc_id: text or [start, end]}}")
-        judged = {d for d, _ in relevant}
-        for doc_id, value in evidence.items():
-            if is_missing(value):  # Parquet struct columns carry other rows' keys as None
+        with t.checking():  # a row problem is recorded (every one is reported), the row skipped
+            split = cfg.split
+            if cfg.split_column:
+                split = as_id(t.get(loc, row, cfg.split_column))
+                if not split:
+                    raise t.error(loc, f"empty split in column {cfg.split_column!r}")
+                b.expect_split(split, t)
+            qid = t.get(loc, row, cols.query_id) if has_qid else content_ids.next_id(t.get(loc, row, cols.query))
+            if not b.wants(split):
+                b.note_left_out(qid)
                 continue
-            doc_id = as_id(doc_id)
-            if doc_id not in judged:
-                raise t.error(loc, f"evidence names document {doc_id!r}, which is not among the relevant "
-                                   f"documents of query {qid!r}")
-            for span in _spans_of(t, loc, qid, doc_id, value, b.corpus[doc_id]["text"]):
-                b.add_span(split, qid, doc_id, span)
+            tags = _tags(t, loc, row, cols.tags, cfg.tag_columns)
+            qid = b.add_query(t, loc, qid, as_str(t, loc, t.get(loc, row, cols.query), "query", qid, cols.query), tags)
+            relevant = parse_relevant(t, loc, t.get(loc, row, cols.relevant), b.corpus, cfg.default_grade)
+            for doc_id, grade in relevant:
+                with t.checking():  # each unknown document of the row is reported
+                    b.add_label(t, loc, split, qid, doc_id, grade)
+            evidence = _maybe_json(row.get(cols.evidence))
+            if is_missing(evidence) or evidence == "" or evidence == {}:
+                continue
+            if not isinstance(evidence, dict):
+                raise t.error(loc, f"field {cols.evidence!r} must be an object {{doc_id: text or [start, end]}}")
+            judged = {d for d, _ in relevant if d in b.corpus}
+            for doc_id, value in evidence.items():
+                if is_missing(value):  # Parquet struct columns carry other rows' keys as None
+                    continue
+                doc_id = as_id(doc_id)
+                if doc_id not in judged:
+                    raise t.error(loc, f"evidence names document {doc_id!r}, which is not among the relevant "
+                                       f"documents of query {qid!r}")
+                for span in _spans_of(t, loc, qid, doc_id, value, b.corpus[doc_id]["text"]):
+                    b.add_span(split, qid, doc_id, span)
     return b.finish(t.shown)

@@ -20,8 +20,9 @@ from ..collection import CollectionWarning
 from ..corpus_store import FORMAT_VERSION, CorpusStore, cache_root
 from ..corpus_store_writer import InvalidText, StoreWriter
 from ..errors import CollectionError
-from ..validate import (KEPT_PER_KIND, LONG_DOC_TOKENS, CollectionBuilder, check_doc_text, checked_id,
-                        doc_key_and_tokens, duplicate_doc_warning, long_doc_warning, more_warnings, title_only_warning)
+from ..validate import (EMPTY_KEY, KEPT_PER_KIND, LONG_DOC_TOKENS, CollectionBuilder, check_doc_text, checked_id,
+                        doc_key_and_tokens, duplicate_doc_warning, empty_doc_warning, long_doc_warning, more_warnings,
+                        title_only_warning)
 from ._io import Table, count_rows_upper_bound, display_path
 from .corpus_rows import corpus_rows
 
@@ -60,6 +61,9 @@ def load_corpus_stored(b: CollectionBuilder, t: Table, doc_id: str, title: str, 
                                   f"set PRIVATE_MTEB_CORPUS_CACHE to a writable folder with free space") from None
     meta = store.meta
     warnings: list[CollectionWarning] = [title_only_warning(t, loc, did) for loc, did in meta["title_only"]]
+    warnings += [empty_doc_warning(t, loc, did) for loc, did in meta.get("empty", [])]
+    if meta.get("empty_more"):
+        warnings.append(more_warnings("empty_document", meta["empty_more"]))
     if meta.get("title_only_more"):
         warnings.append(more_warnings("title_only_document", meta["title_only_more"]))
     doc_warnings = [_doc_warning(w) for w in meta["doc_warnings"]]
@@ -77,14 +81,19 @@ def _build(t: Table, folder: Path, doc_id: str, title: str, text: str) -> Corpus
     writer = StoreWriter(folder, count_rows_upper_bound(t.path))
     committed = False
     try:
-        title_only, long_docs = _stream(t, writer, doc_id, title, text)
+        title_only, empty, long_docs = _stream(t, writer, doc_id, title, text)
         dup = writer.first_duplicate()
         if dup is not None:
-            raise _duplicate_error(t, dup)
+            if t.log is None:
+                raise _duplicate_error(t, dup)
+            t.log.add(_duplicate_error(t, dup))
+        if t.log is not None:
+            t.log.check()  # a corpus with a bad row is never committed: its cached store would hide the row
         dups = _duplicate_texts(writer)
         entries = sorted([(row, 0, ["dup", *rest]) for row, rest in dups.kept]
                          + [(row, 1, ["long", did, n]) for row, did, n in long_docs.kept])
         meta = {"source": str(t.path), "title_only": title_only.kept, "title_only_more": title_only.more,
+                "empty": empty.kept, "empty_more": empty.more,
                 "doc_warnings": [e for _, _, e in entries],
                 "doc_warnings_more": {"duplicate_doc_text": dups.more, "long_document": long_docs.more}}
         store = writer.commit(meta)
@@ -117,20 +126,25 @@ class _Earliest:
         return self.total - len(self.kept)
 
 
-def _stream(t: Table, writer: StoreWriter, doc_id: str, title: str, text: str) -> tuple[_Earliest, _Earliest]:
-    """Every row into the writer; the checks of ``add_doc`` in its order (a repeated id wins over later errors)."""
-    title_only, long_docs = _Earliest(), _Earliest()
+def _stream(t: Table, writer: StoreWriter, doc_id: str, title: str,
+            text: str) -> tuple[_Earliest, _Earliest, _Earliest]:
+    """Every row into the writer; the checks of ``add_doc`` in its order (a repeated id wins over later errors).
+
+    (title-only, empty, long) documents found; with a problem log on ``t`` a bad row is recorded and skipped."""
+    title_only, empty, long_docs = _Earliest(), _Earliest(), _Earliest()
     row = 0
     try:
         for loc, raw_id, title_s, text_s in corpus_rows(t, doc_id, title, text):
-            did = checked_id(t, loc, raw_id, "document")
-            key, n = doc_key_and_tokens(title_s, text_s)
-            writer.add(loc, did, title_s, text_s, hash(key))
-            if check_doc_text(t, loc, did, title_s, text_s) is not None:
-                title_only.add((loc, did))
-            if n > LONG_DOC_TOKENS:
-                long_docs.add((row, did, n))
-            row += 1
+            with t.checking():
+                did = checked_id(t, loc, raw_id, "document")
+                key, n = doc_key_and_tokens(title_s, text_s)
+                writer.add(loc, did, title_s, text_s, hash(key))
+                warning = check_doc_text(t, loc, did, title_s, text_s)
+                if warning is not None:
+                    (empty if warning.kind == "empty_document" else title_only).add((loc, did))
+                if n > LONG_DOC_TOKENS:
+                    long_docs.add((row, did, n))
+                row += 1
     except InvalidText as e:
         raise t.error(e.row, "a document holds a lone UTF-16 surrogate (an escape such as \\ud800 without its "
                              "pair), which is not valid text: fix the export") from None
@@ -139,7 +153,7 @@ def _stream(t: Table, writer: StoreWriter, doc_id: str, title: str, text: str) -
         if dup is not None:
             raise _duplicate_error(t, dup) from None
         raise
-    return title_only.finish(), long_docs.finish()
+    return title_only.finish(), empty.finish(), long_docs.finish()
 
 
 def _duplicate_error(t: Table, dup: tuple[int, int, str]) -> CollectionError:
@@ -157,6 +171,8 @@ def _duplicate_texts(writer: StoreWriter) -> _Earliest:
         for row in rows:
             doc = table.slice(row, 1).to_pylist()[0]
             key, _ = doc_key_and_tokens(doc["title"], doc["text"])
+            if key == EMPTY_KEY:  # reported as empty documents, not as copies of each other
+                continue
             if key in first:
                 out.add((row, [doc["id"], key[0], first[key]]))
             else:

@@ -32,17 +32,20 @@ def load_corpus(b: CollectionBuilder, t: Table, doc_id: str, title: str, text: s
         load_corpus_stored(b, t, doc_id, title, text)
         return
     for loc, did, title_s, text_s in corpus_rows(t, doc_id, title, text):
-        b.add_doc(t, loc, did, title_s, text_s)
+        with t.checking():
+            b.add_doc(t, loc, did, title_s, text_s)
 
 
 def load_queries(b: CollectionBuilder, t: Table, query_id: str, text: str, tag_columns: list[str]) -> None:
     """Add every row of a queries table; listed tag columns become query_tags (empty values skipped)."""
     t.require_columns([query_id, text])
     t.require_columns(tag_columns, option="tag_columns")
-    for loc, row in t.rows:
-        tags = {c: tag_value(row[c]) for c in tag_columns if not is_missing(row.get(c)) and row[c] != ""}
-        qid = t.get(loc, row, query_id)
-        b.add_query(t, loc, qid, as_str(t, loc, t.get(loc, row, text), "query", qid, text), tags)
+    for n, (loc, row) in enumerate(t.rows):
+        t.mapping_check(loc, row, [query_id, text], n == 0)
+        with t.checking():
+            tags = {c: tag_value(row[c]) for c in tag_columns if not is_missing(row.get(c)) and row[c] != ""}
+            qid = t.get(loc, row, query_id)
+            b.add_query(t, loc, qid, as_str(t, loc, t.get(loc, row, text), "query", qid, text), tags)
 
 
 def load_qrels(b: CollectionBuilder, t: Table, query_id: str, doc_id: str, grade: str,
@@ -51,13 +54,15 @@ def load_qrels(b: CollectionBuilder, t: Table, query_id: str, doc_id: str, grade
     t.require_columns([query_id, doc_id, grade] + ([split_column] if split_column else []))
     if split is not None:
         b.expect_split(split, t)
-    for loc, row in t.rows:
-        s = split
-        if split_column:
-            s = as_id(t.get(loc, row, split_column))
-            if not s:
-                raise t.error(loc, f"empty split in column {split_column!r}")
-        b.add_label(t, loc, s, t.get(loc, row, query_id), t.get(loc, row, doc_id), t.get(loc, row, grade))
+    for n, (loc, row) in enumerate(t.rows):
+        t.mapping_check(loc, row, [query_id, doc_id, grade], n == 0)
+        with t.checking():
+            s = split
+            if split_column:
+                s = as_id(t.get(loc, row, split_column))
+                if not s:
+                    raise t.error(loc, f"empty split in column {split_column!r}")
+            b.add_label(t, loc, s, t.get(loc, row, query_id), t.get(loc, row, doc_id), t.get(loc, row, grade))
 
 
 def qrels_files(cfg: Any, base_dir: Path) -> list[tuple[str | None, Path]]:
@@ -72,23 +77,24 @@ def qrels_files(cfg: Any, base_dir: Path) -> list[tuple[str | None, Path]]:
     return [(s, resolve(base_dir, p)) for s, p in cfg.qrels.items()]
 
 
-def read_corpus_and_queries(cfg: Any, base_dir: Path, name: str) -> tuple[CollectionBuilder, Any]:
-    """Corpus and queries tables into a fresh builder (shared by the tables and trec formats)."""
+def read_corpus_and_queries(cfg: Any, base_dir: Path, b: CollectionBuilder) -> Table:
+    """Corpus and queries tables into the builder (shared by the tables and trec formats); the queries table."""
     cols = cfg.columns
-    b = CollectionBuilder(name, cfg.splits)
-    corpus = read_table(resolve(base_dir, cfg.corpus), cfg.encoding, "corpus")
+    corpus = read_table(resolve(base_dir, cfg.corpus), cfg.encoding, "corpus", log=b.log)
     load_corpus(b, corpus, cols.doc_id, cols.title, cols.text)
-    queries = read_table(resolve(base_dir, cfg.queries), cfg.encoding, "queries")
+    queries = read_table(resolve(base_dir, cfg.queries), cfg.encoding, "queries", log=b.log)
     load_queries(b, queries, cols.query_id, cols.query, cfg.tag_columns)
-    return b, queries
+    return queries
 
 
 def read(cfg: Any, base_dir: Path, name: str) -> Collection:
     """Read a ``format: tables`` source (see sources.TablesSource)."""
     cols = cfg.columns
-    b, queries = read_corpus_and_queries(cfg, base_dir, name)
-    files = qrels_files(cfg, base_dir)
-    for split, path in files:
-        t = read_table(path, cfg.encoding, "qrels", allow_no_rows=True)
-        load_qrels(b, t, cols.qrels_query_id, cols.qrels_doc_id, cols.grade, split, cfg.split_column)
+    b = CollectionBuilder(name, cfg.splits)
+    with b.log.reading():
+        queries = read_corpus_and_queries(cfg, base_dir, b)
+        files = qrels_files(cfg, base_dir)
+        for split, path in files:
+            t = read_table(path, cfg.encoding, "qrels", allow_no_rows=True, log=b.log)
+            load_qrels(b, t, cols.qrels_query_id, cols.qrels_doc_id, cols.grade, split, cfg.split_column)
     return b.finish(display_path(files[0][1]) if files else queries.shown)

@@ -19,15 +19,18 @@ def load_trec_qrels(b: CollectionBuilder, path: Path, encoding: str, split: str)
         fields = line.split()
         if fields[0].startswith("#"):
             continue
-        if len(fields) != 4:
-            raise t.error(loc, f"expected 4 fields 'query-id iteration doc-id grade', found {len(fields)}")
-        b.add_label(t, loc, split, fields[0], fields[2], fields[3])
+        with b.log.row():
+            if len(fields) != 4:
+                raise t.error(loc, f"expected 4 fields 'query-id iteration doc-id grade', found {len(fields)}")
+            b.add_label(t, loc, split, fields[0], fields[2], fields[3])
 
 
 def read(cfg: Any, base_dir: Path, name: str) -> Collection:
     """Read a ``format: trec`` source (see sources.TrecSource)."""
-    b, queries = read_corpus_and_queries(cfg, base_dir, name)
-    files = qrels_files(cfg, base_dir)
-    for split, path in files:
-        load_trec_qrels(b, path, cfg.encoding, split)
+    b = CollectionBuilder(name, cfg.splits)
+    with b.log.reading():
+        queries = read_corpus_and_queries(cfg, base_dir, b)
+        files = qrels_files(cfg, base_dir)
+        for split, path in files:
+            load_trec_qrels(b, path, cfg.encoding, split)
     return b.finish(display_path(files[0][1]) if files else queries.shown)
