@@ -187,18 +187,12 @@ def history_cmd(
         print_json({"timelines": [t.to_dict() for t in timelines], "damaged": damaged,
                     "source": from_mlflow or str(cfg.history_path)})
         return
-    if fmt == "csv":
-        import csv
-        import io
-
+    if fmt == "csv":  # RFC 4180 like every CSV of the project: CRLF records, line breaks in a cell quoted
         from ..analysis.history_timeline import CSV_COLUMNS
+        from ..results.spreadsheet import csv_text
         from .common import print_data
 
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(csv_rows(timelines))
-        print_data(buf.getvalue())
+        print_data(csv_text(CSV_COLUMNS, ([row.get(c) for c in CSV_COLUMNS] for row in csv_rows(timelines))))
         return
     if not timelines:
         where = from_mlflow or cfg.history_path

@@ -1,7 +1,8 @@
 """CSV for people: files a person may open in a spreadsheet never carry a live formula.
 
-Every CSV the project writes for people (`labels pool`, `inspect worst|diff --format csv`,
-`stats --format csv`, `experiments --csv`, `compare --format csv`) goes through `csv_text` / `frame_csv`:
+Every CSV the project writes (`labels pool`, `inspect worst|diff --format csv`, `stats --format csv`,
+`latency --format csv`, `history --format csv`, `experiments --csv`, `compare --format csv`) goes through
+`csv_text` / `frame_csv` (tests/test_csv_outputs.py reads each back with the csv module and pandas):
 
 * a text cell that starts with `=`, `+`, `-`, `@`, tab or carriage return (what spreadsheets read as a
   formula; OWASP "CSV injection") gets a single quote in front: `=HYPERLINK(...)` -> `'=HYPERLINK(...)`;
