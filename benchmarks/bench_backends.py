@@ -63,10 +63,10 @@ def main() -> None:
     from runners.cli.backends import parse_variants
     from runners.config.benchmark import BenchmarkConfig
     from runners.config.model_spec import ModelSpec
-    from runners.execution.backend_build import require
-    from runners.execution.backend_drift import (cold_run, max_cosine_difference, prepare, task_texts,
+    from runners.execution.backends.backend_build import require
+    from runners.execution.measure.backend_drift import (cold_run, max_cosine_difference, prepare, task_texts,
                                                  variant_specs)
-    from runners.execution.models import load_model
+    from runners.execution.encoding.models import load_model
     from runners.execution.run import load_task
 
     work = Path(tempfile.mkdtemp(prefix="bench-backends-"))

@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 DEMO_TASK = REPO / "configs" / "tasks" / "northwind-kb.yaml"
-SYNTHETIC = {"name": "synthetic/hash", "revision": "1", "factory": "runners.execution.synthetic:make_encoder",
+SYNTHETIC = {"name": "synthetic/hash", "revision": "1", "factory": "runners.execution.encoding.synthetic:make_encoder",
              "factory_kwargs": {"dim": 384}}
 MINILM = {"name": "sentence-transformers/all-MiniLM-L6-v2"}
 #: workload -> (model entry, encode settings shared by both engines, Ray settings)
@@ -93,7 +93,7 @@ def cache_diff(local_cfg: Path, ray_cfg: Path) -> tuple[int, float]:
     import numpy as np
 
     from runners.config.benchmark import BenchmarkConfig
-    from runners.execution.vector_store import VectorStore
+    from runners.execution.cache.vector_store import VectorStore
 
     def stores(cfg: Path) -> dict[str, VectorStore]:
         root = BenchmarkConfig.from_file(cfg).cache_path

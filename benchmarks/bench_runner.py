@@ -42,7 +42,7 @@ def main() -> None:
     import custom_tasks
     from runners.config.benchmark import BenchmarkConfig
     from runners.config.model_spec import ModelSpec
-    from runners.execution.models import load_model
+    from runners.execution.encoding.models import load_model
     from runners.execution.run import run_benchmark
 
     name = "sentence-transformers/all-MiniLM-L6-v2"

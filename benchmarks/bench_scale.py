@@ -62,7 +62,7 @@ def write_config(folder: Path, task_yaml: Path) -> Path:
 
     cfg = {"name": "scale", "tasks": [str(task_yaml)], "results_dir": str(folder / "results"),
            "models": [{"name": "synthetic/hash", "revision": "1",
-                       "factory": "runners.execution.synthetic:make_encoder", "factory_kwargs": {"dim": 384}}],
+                       "factory": "runners.execution.encoding.synthetic:make_encoder", "factory_kwargs": {"dim": 384}}],
            "encode": {"batch_size": 4096}}
     path = folder / "bench.yaml"
     path.write_text(yaml.safe_dump(cfg))
@@ -98,7 +98,7 @@ def run_child(cfg: Path, mode: str) -> dict[str, float]:
 
 
 def pure_encoding_seconds(n_docs: int, n_queries: int = 500, batch: int = 4096) -> float:
-    from runners.execution.synthetic import synthetic_vectors
+    from runners.execution.encoding.synthetic import synthetic_vectors
 
     texts = [doc_text(i) for i in range(n_docs)] + [f"question {j} on topic {j % 997}" for j in range(n_queries)]
     t0 = time.perf_counter()

@@ -38,7 +38,7 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 def _configs(args: argparse.Namespace, dsn: str, tmp: Path) -> tuple[list[dict], str]:
     if args.smoke:
-        model = {"name": "synthetic/hash", "label": "model", "factory": "runners.execution.synthetic:make_encoder",
+        model = {"name": "synthetic/hash", "label": "model", "factory": "runners.execution.encoding.synthetic:make_encoder",
                  "factory_kwargs": {"dim": 64}, "revision": "1"}
         task = str(REPO / "tests/configs/kb_tiny.yaml")
     else:
@@ -70,7 +70,7 @@ def main() -> None:
     import yaml
 
     from runners.config.benchmark import BenchmarkConfig
-    from runners.execution.experiments import clear_shared
+    from runners.execution.candidates.experiments import clear_shared
     from runners.execution.run import candidates_for, run_benchmark
     from runners.results.store import load_ann_agreement
     from runners.retrievers.pg_local import local_postgres

@@ -26,8 +26,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from runners.execution import vector_index  # noqa: E402
-from runners.execution.vector_store import KEY_DTYPE, VectorStore  # noqa: E402
+from runners.execution.cache import vector_index# noqa: E402
+from runners.execution.cache.vector_store import KEY_DTYPE, VectorStore  # noqa: E402
 
 
 def random_keys(rng: np.random.Generator, n: int) -> np.ndarray:

@@ -8,7 +8,7 @@ Each check returns a ``Finding`` (a count, the worst examples by id, what to do)
 * near-duplicate questions (they inflate n, so intervals come out too narrow);
 * documents no question can reach: nothing left after normalisation (only punctuation, markup or symbols).
 Truncation (needs each model's tokenizer) and the pooling suggestion (needs stored rankings) are added by the
-layers that can read those (runners/execution/truncation.py, runners/analysis/lint_pool.py). Lint reads, never
+layers that can read those (runners/execution/encoding/truncation.py, runners/analysis/lint_pool.py). Lint reads, never
 writes: the collection is not changed.
 """
 

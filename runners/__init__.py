@@ -2,9 +2,10 @@
 
 Layers, in the direction data flows (each imports only the ones before it):
   config/     benchmark YAML, model entries, experiment entries   (pure data)
-  results/    where results live on disk, atomic writes, readers   (no model libraries)
+  results/    where results live on disk, atomic writes, readers, run identity (no model libraries)
   search/     search strategies: hybrid, chunked, ANN              (plugged into the executor)
-  execution/  models, candidates, embedding cache, the runner      (imports mteb/torch lazily)
+  execution/  rooms backends < encoding < cache < candidates, distributed < runner < measure
+              (imports mteb/torch lazily; see runners/execution/__init__.py)
   analysis/   statistics, gate, experiments table, public compare  (stored results only)
   cli/        thin typer commands over the above
 The Python API below is imported lazily, so `import runners` stays cheap.

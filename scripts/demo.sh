@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 CFG=configs/benchmarks/demo.yaml
-if .venv/bin/python -c "import sys; from runners.execution.offline_packages import offline_model_path as p; sys.exit(p('sentence-transformers/all-mpnet-base-v2') is None)" 2>/dev/null; then
+if .venv/bin/python -c "import sys; from runners.execution.encoding.offline_packages import offline_model_path as p; sys.exit(p('sentence-transformers/all-mpnet-base-v2') is None)" 2>/dev/null; then
   CFG=configs/benchmarks/demo-mpnet.yaml
 fi
 .venv/bin/private-mteb run -c "$CFG" "$@"

@@ -28,7 +28,7 @@ def _repo_cwd(monkeypatch):
 @pytest.fixture(scope="session")
 def minilm():
     from runners.config.model_spec import ModelSpec
-    from runners.execution.models import load_model
+    from runners.execution.encoding.models import load_model
 
     return load_model(ModelSpec(name=MINILM))
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from runners.execution.synthetic import CosineSimilarity
+from runners.execution.encoding.synthetic import CosineSimilarity
 
 DIM = 16
 

@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import REPO, TINY_YAML, write_benchmark
 
 pytestmark = pytest.mark.skipif(not os.environ.get("RAY_NS_TEST"), reason="needs the namespace tests/test_ray.py makes")
-SYN = {"name": "synthetic/hash", "factory": "runners.execution.synthetic:make_encoder", "revision": "1",
+SYN = {"name": "synthetic/hash", "factory": "runners.execution.encoding.synthetic:make_encoder", "revision": "1",
        "factory_kwargs": {"dim": 16}}
 TIMEOUT = 3
 

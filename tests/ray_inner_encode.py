@@ -17,13 +17,13 @@ import pytest
 
 from runners.config.benchmark import BenchmarkConfig
 from runners.execution.run import run_benchmark
-from runners.execution.synthetic import SyntheticEncoder
-from runners.execution.vector_store import VectorStore
+from runners.execution.encoding.synthetic import SyntheticEncoder
+from runners.execution.cache.vector_store import VectorStore
 from tests.conftest import MINILM, REPO, TINY_YAML, write_benchmark
 
 ADDRESS = os.environ.get("RAY_TEST_ADDRESS", "")
 pytestmark = pytest.mark.skipif(not ADDRESS, reason="needs the cluster tests/test_ray.py starts")
-SYN = {"name": "synthetic/hash", "factory": "runners.execution.synthetic:make_encoder", "revision": "1",
+SYN = {"name": "synthetic/hash", "factory": "runners.execution.encoding.synthetic:make_encoder", "revision": "1",
        "factory_kwargs": {"dim": 32}}
 SLOW = {"name": "synthetic/slow", "factory": "tests.ray_inner_encode:slow_encoder", "revision": "1"}
 
@@ -74,8 +74,8 @@ def test_actors_request_a_cpu_each_and_encode_on_both_nodes(tmp_path):
     """Where the batches ran, as the actors report it: both nodes, every try (packing put both on one node)."""
     import ray
 
-    from runners.execution.embedding_cache import CachedEncoder
-    from runners.execution.ray_encode import actor_options, ray_pre_encode
+    from runners.execution.cache.embedding_cache import CachedEncoder
+    from runners.execution.distributed.ray_encode import actor_options, ray_pre_encode
     from runners.execution.tasks import load_task
 
     task = load_task(str(TINY_YAML))

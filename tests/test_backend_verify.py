@@ -19,7 +19,7 @@ runner = CliRunner()
 @pytest.fixture()
 def fake_builds(tmp_path, monkeypatch):
     """backend_build with a stand-in exporter that writes what the real one writes (and counts its builds)."""
-    import runners.execution.backend_build as bb
+    import runners.execution.backends.backend_build as bb
 
     builds: list[str] = []
 
@@ -96,7 +96,7 @@ def test_a_damaged_copy_that_cannot_be_removed_is_one_line_naming_the_folder(fak
 def test_run_after_truncating_the_real_model_onnx_rebuilds_it_and_prints_the_table(tmp_path, monkeypatch):
     pytest.importorskip("onnxruntime")
     from runners.cli import app
-    from runners.execution.backend_build import damage
+    from runners.execution.backends.backend_build import damage
 
     monkeypatch.setenv("PRIVATE_MTEB_EXPORT_CACHE", str(tmp_path / "exported"))
     cfg = write_benchmark(tmp_path, [str(TINY_YAML)], models=[{"name": MINILM, "label": "onnx", "backend": "onnx"}])

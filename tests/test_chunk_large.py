@@ -1,4 +1,4 @@
-"""Chunked search over large corpora, block by block (runners/execution/chunk_blocks.py): the in-memory path's
+"""Chunked search over large corpora, block by block (runners/execution/cache/chunk_blocks.py): the in-memory path's
 results, stats, cache counts and warnings, with only one block of chunks in memory."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from datasets import Dataset
 
-from runners.execution import experiments as ex
-from runners.execution.embedding_cache import CachedEncoder, EmbeddingStore
-from runners.execution.synthetic import SyntheticEncoder
-from runners.execution.chunk_blocks import BLOCK_DOCS, LargeChunkedSearch, blockwise, chunk_block
+from runners.execution.candidates import experiments as ex
+from runners.execution.cache.embedding_cache import CachedEncoder, EmbeddingStore
+from runners.execution.encoding.synthetic import SyntheticEncoder
+from runners.execution.cache.chunk_blocks import BLOCK_DOCS, LargeChunkedSearch, blockwise, chunk_block
 from runners.search.chunking import Chunker, ChunkedSearch, SplitReport, split_corpus
 from tests.search_fixture import queries, search_kwargs, tiny_task  # noqa: F401  (tiny_task: a fixture)
 from tests.test_experiments import FakeEncoder
@@ -139,7 +139,7 @@ def test_run_benchmark_chunk_experiment_large_path_scores_identical(tmp_path, ti
     """A chunk experiment in a benchmark, with `large_corpus_docs: 0` and the default: identical results."""
     import yaml
 
-    import runners.execution.chunk_blocks as cb
+    import runners.execution.cache.chunk_blocks as cb
     from runners.config.benchmark import BenchmarkConfig
     from runners.execution.run import candidates_for, run_benchmark
     from runners.results.store import load_rankings
@@ -148,7 +148,7 @@ def test_run_benchmark_chunk_experiment_large_path_scores_identical(tmp_path, ti
     inner = cb.search_blocks
     monkeypatch.setattr(cb, "search_blocks", lambda *a, **k: calls.append(1) or inner(*a, **k))
 
-    model = {"name": "synthetic/hash", "revision": "1", "factory": "runners.execution.synthetic:make_encoder",
+    model = {"name": "synthetic/hash", "revision": "1", "factory": "runners.execution.encoding.synthetic:make_encoder",
              "factory_kwargs": {"dim": 32, "ties": 0}}
     experiment = {"type": "chunk", "model": "synthetic/hash", "unit": "chars", "sizes": [60, 10_000],
                   "overlap": 10}

@@ -19,7 +19,7 @@ class Task:  # what run_identity reads of a task
 
 
 def _machine(monkeypatch, flags: frozenset[str], openvino: tuple[str, ...]) -> None:
-    import runners.execution.cpu_features as cpu
+    import runners.execution.backends.cpu_features as cpu
 
     monkeypatch.setattr(cpu, "cpuinfo_flags", lambda: flags)
     monkeypatch.setattr(cpu, "openvino_capabilities", lambda: openvino)
@@ -27,8 +27,8 @@ def _machine(monkeypatch, flags: frozenset[str], openvino: tuple[str, ...]) -> N
 
 def _identities(backend: str, precision: str):
     from runners.config.model_spec import ModelSpec
-    from runners.execution.candidates import candidate_from_spec
-    from runners.execution.identity import run_identity
+    from runners.execution.candidates.candidates import candidate_from_spec
+    from runners.results.identity import run_identity
 
     cand = candidate_from_spec(ModelSpec(name=MINILM, label="m", backend=backend, precision=precision))
     return run_identity(cand, Task(), None), cand.cache_variant
@@ -37,7 +37,7 @@ def _identities(backend: str, precision: str):
 @pytest.mark.parametrize("backend, precision", [("onnx", "int8"), ("openvino", "int8"), ("openvino", "bf16")])
 def test_cpu_dependent_backends_get_another_fingerprint_on_another_cpu(monkeypatch, backend, precision):
     from runners.analysis.history import identity_changes
-    from runners.execution.identity import changed_parts
+    from runners.results.identity import changed_parts
 
     _machine(monkeypatch, AVX512, ("BF16", "FP32", "INT8"))
     here, here_cache = _identities(backend, precision)
@@ -67,7 +67,7 @@ def test_features_are_read_from_this_machine():
     import importlib.util
     from pathlib import Path
 
-    from runners.execution import cpu_features
+    from runners.execution.backends import cpu_features
 
     if Path("/proc/cpuinfo").exists():
         assert cpu_features.cpuinfo_flags()  # a Linux machine always lists some flags

@@ -9,9 +9,9 @@ import pytest
 from datasets import Dataset
 from torch.utils.data import DataLoader
 
-from runners.execution.embedding_cache import CHUNK_BATCHES, CachedEncoder, EmbeddingStore, text_key, text_keys
-from runners.execution.synthetic import SyntheticEncoder, synthetic_vectors
-from runners.execution.vector_store import keys_array
+from runners.execution.cache.embedding_cache import CHUNK_BATCHES, CachedEncoder, EmbeddingStore, text_key, text_keys
+from runners.execution.encoding.synthetic import SyntheticEncoder, synthetic_vectors
+from runners.execution.cache.vector_store import keys_array
 
 
 class _Recording(SyntheticEncoder):

@@ -20,8 +20,8 @@ from runners.analysis.report.blocks import Figure
 from runners.cli import app
 from runners.config.benchmark import BenchmarkConfig
 from runners.config.experiments import growth_entries, plan_experiments
-from runners.execution.distractors import load_distractors
-from runners.execution.growth import nested_subsets, run_growth
+from runners.execution.measure.distractors import load_distractors
+from runners.execution.measure.growth import nested_subsets, run_growth
 from runners.execution.run import run_benchmark
 from runners.results.store import load_per_query, read_json
 from tests.conftest import REPO, write_benchmark
@@ -214,7 +214,7 @@ def test_distractor_ids_are_prefixed_and_clashes_rejected(tmp_path):
 
 
 def test_distractors_are_read_once_per_run(tmp_path, monkeypatch):
-    from runners.execution import distractors as mod
+    from runners.execution.measure import distractors as mod
 
     reads = []
     real = mod._read_docs
@@ -233,7 +233,7 @@ def test_distractors_are_read_once_per_run(tmp_path, monkeypatch):
 def test_growth_demo_config_has_enough_distractors():
     from custom_tasks.task import get_task
     from runners.config.experiments import distractors_path
-    from runners.execution.growth import extra_needed
+    from runners.execution.measure.growth import extra_needed
 
     cfg = BenchmarkConfig.from_file(REPO / "configs/benchmarks/growth-demo.yaml")
     (entry,) = growth_entries(cfg)

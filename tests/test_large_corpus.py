@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from datasets import Dataset
 
-from runners.execution.embedding_cache import CachedEncoder, EmbeddingStore
-from runners.execution.large_corpus import LargeCorpusSearch, search_model_for
-from runners.execution.prefill import encode_block, model_text, read_block
-from runners.execution.synthetic import SyntheticEncoder
+from runners.execution.cache.embedding_cache import CachedEncoder, EmbeddingStore
+from runners.execution.cache.large_corpus import LargeCorpusSearch, search_model_for
+from runners.execution.cache.prefill import encode_block, model_text, read_block
+from runners.execution.encoding.synthetic import SyntheticEncoder
 from tests.search_fixture import queries, search_kwargs, tiny_task  # noqa: F401  (tiny_task: a fixture)
 
 
@@ -107,7 +107,7 @@ def _run_default_and_large(tmp_path, task_yaml, model: dict, batch_size: int) ->
 
 def test_run_benchmark_large_path_scores_identical(tmp_path, tiny_copy):
     """The same benchmark run with the threshold at 0 (large path) and the default: identical TaskResults."""
-    model = {"name": "synthetic/hash", "revision": "1", "factory": "runners.execution.synthetic:make_encoder",
+    model = {"name": "synthetic/hash", "revision": "1", "factory": "runners.execution.encoding.synthetic:make_encoder",
              "factory_kwargs": {"dim": 32, "ties": 5}}
     scores = []
     for _, results in _run_default_and_large(tmp_path, tiny_copy, model, 16):
@@ -122,7 +122,7 @@ def test_run_benchmark_large_path_scores_identical(tmp_path, tiny_copy):
 def test_ann_from_blocks_equals_in_memory_index(tiny_task, tmp_path, kind, monkeypatch):
     """ANN over a memory-mapped file filled block by block: the same results and agreement as in RAM."""
     import runners.search.ann as ann
-    from runners.execution.prefill import block_vectors
+    from runners.execution.cache.prefill import block_vectors
     from runners.search.params import IndexParams
 
     monkeypatch.setattr(ann, "BLOCK_ROWS", 64)  # several blocks for the exact comparison
@@ -188,7 +188,7 @@ def test_batch_loader_gives_mteb_batches():
     from torch.utils.data import DataLoader
 
     from custom_tasks.mteb_private import custom_collate_fn
-    from runners.execution.embedding_cache import _rows_of, batch_loader
+    from runners.execution.cache.embedding_cache import _rows_of, batch_loader
 
     data = Dataset.from_dict({"id": [f"d{i}" for i in range(23)], "title": [""] * 23,
                               "text": [f"text {i}" * (i % 4 + 1) for i in range(23)], "body": ["b"] * 23})
@@ -216,7 +216,7 @@ class _FixedSparse:
 @pytest.mark.parametrize("fusion, value", [("rrf", 60), ("weighted", 0.3)])
 def test_hybrid_dense_side_takes_the_large_path_with_equal_results(tiny_task, tmp_path, fusion, value):
     """Hybrid search over a large corpus reads the dense side block-wise: fused results equal mteb's default."""
-    from runners.execution.large_corpus import dense_search
+    from runners.execution.cache.large_corpus import dense_search
     from runners.search.hybrid import HybridRetriever
 
     corpus, qs, kw = _corpus(230), queries(7), search_kwargs(tiny_task)

@@ -2,6 +2,8 @@
 
 * layers: data flows files -> custom_tasks -> config/results -> search -> execution; analysis
   reads stored results only and never imports the execution layer (or search);
+* rooms of the execution layer (issue 30): each room imports only the rooms below it (ROOMS), holds at most
+  MAX_ROOM_FILES files and says in its `__init__.py` docstring what it owns;
 * no import cycles between files: module A depends on module B when A's file imports B anywhere (module
   level, inside a function, under ``if TYPE_CHECKING:``): a lazy import hides a cycle, it does not remove it;
 * analysis commands and `--help` start without torch / transformers / sentence-transformers / mteb.
@@ -34,6 +36,19 @@ FORBIDDEN = {
     "runners.retrievers": {"runners.config", "runners.results", "runners.search", "runners.execution",
                            "runners.analysis", "runners.cli"},
 }
+
+#: room of runners/execution -> the rooms it may import (besides itself); "runner" is execution's own files
+#: (run.py, tasks.py). Lowest first: backends < encoding < cache < candidates, distributed < runner < measure.
+ROOMS = {
+    "backends": set(),
+    "encoding": {"backends"},
+    "cache": {"encoding", "backends"},
+    "candidates": {"cache", "encoding", "backends"},
+    "distributed": {"cache", "encoding"},
+    "runner": {"candidates", "distributed", "cache", "encoding", "backends"},
+    "measure": {"runner", "candidates", "cache", "encoding", "backends"},
+}
+MAX_ROOM_FILES = 10
 
 
 def _modules() -> dict[str, Path]:
@@ -85,6 +100,56 @@ def test_layers_import_only_what_comes_before_them() -> None:
             if any(imp == f or imp.startswith(f + ".") for f in FORBIDDEN[layer]):
                 bad.append(f"{name} imports {imp}")
     assert not bad, "layer violations:\n" + "\n".join(sorted(bad))
+
+
+def _room(module: str) -> str | None:
+    """The execution room a module lives in (None outside runners.execution)."""
+    parts = module.split(".")
+    if parts[:2] != ["runners", "execution"]:
+        return None
+    if len(parts) == 2 or parts[2] not in ROOMS:
+        return "runner"
+    return parts[2]
+
+
+def _room_violations(mods: dict[str, Path]) -> list[str]:
+    bad = []
+    for name, path in mods.items():
+        room = _room(name)
+        if room is None:
+            continue
+        for imp in _imports(name, path, top_level_only=False):
+            other = _room(imp)
+            if other is not None and other != room and other not in ROOMS[room] and imp != "runners.execution":
+                bad.append(f"{name} ({room}) imports {imp} ({other})")
+    return sorted(bad)
+
+
+def test_execution_rooms_import_only_the_rooms_below_them() -> None:
+    bad = _room_violations(_modules())
+    assert not bad, "room violations:\n" + "\n".join(bad)
+
+
+def test_room_checker_sees_a_room_reaching_up(tmp_path: Path) -> None:
+    """The room checker must be able to fail: the cache importing the runner, inside a function."""
+    src = tmp_path / "fake.py"
+    src.write_text("def f():\n    from ..run import run_benchmark\n")
+    assert _room_violations({"runners.execution.cache.fake": src}) == [
+        "runners.execution.cache.fake (cache) imports runners.execution.run (runner)",
+        "runners.execution.cache.fake (cache) imports runners.execution.run.run_benchmark (runner)"]
+
+
+def test_every_room_is_known_small_and_says_what_it_owns() -> None:
+    rooms = {p.name: p for p in (REPO / "runners" / "execution").iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert set(rooms) == set(ROOMS) - {"runner"}, "a room of runners/execution/ missing from ROOMS (or gone)"
+    for name, path in rooms.items():
+        files = sorted(f.name for f in path.glob("*.py") if f.name != "__init__.py")
+        assert 0 < len(files) <= MAX_ROOM_FILES, f"{name}/ holds {len(files)} files: split it"
+        assert not [d for d in path.iterdir() if d.is_dir() and d.name != "__pycache__"], f"{name}/ has a sub-room"
+        doc = ast.get_docstring(ast.parse((path / "__init__.py").read_text(encoding="utf-8"))) or ""
+        assert len(doc.split()) >= 12, f"{name}/__init__.py does not say what it owns"
+    top = sorted(f.name for f in (REPO / "runners" / "execution").glob("*.py") if f.name != "__init__.py")
+    assert top == ["run.py", "tasks.py"], f"runners/execution/ holds files outside a room: {top}"
 
 
 def _import_graph(mods: dict[str, Path]) -> dict[str, set[str]]:

@@ -33,7 +33,7 @@ NEAR_QUERIES = {("q07", "q32"), ("q08", "q33"), ("q09", "q34")}  # +1 word, a ty
 
 
 def _vocab() -> list[str]:
-    from runners.execution.offline_packages import offline_model_path
+    from runners.execution.encoding.offline_packages import offline_model_path
 
     folder = offline_model_path(MINILM)
     if folder is None:

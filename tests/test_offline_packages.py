@@ -1,4 +1,4 @@
-"""Offline model packages (runners/execution/offline_packages.py): split-zip reassembly, verification, cache.
+"""Offline model packages (runners/execution/encoding/offline_packages.py): split-zip reassembly, verification, cache.
 
 The fast tests build fake "installed" parts (dist-info + RECORD + piece files, found through
 importlib.metadata on a temporary sys.path entry); the slow one loads the real all-mpnet-base-v2.
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-import runners.execution.offline_packages as op
-from runners.execution.offline_packages import OfflineModelError, SplitZipPackage, known_offline_models, offline_model_path
+import runners.execution.encoding.offline_packages as op
+from runners.execution.encoding.offline_packages import OfflineModelError, SplitZipPackage, known_offline_models, offline_model_path
 
 REPO = Path(__file__).resolve().parent.parent
 MPNET = "sentence-transformers/all-mpnet-base-v2"
@@ -328,7 +328,7 @@ def test_concurrent_processes_unpack_once_and_never_see_half_a_folder(fake, cach
 import json, os, sys, time
 from pathlib import Path
 sys.path[:0] = [{str(parts.site)!r}, {str(REPO)!r}]
-import runners.execution.offline_packages as op
+import runners.execution.encoding.offline_packages as op
 pkg = op.SplitZipPackage(name="acme/fake-model", parts={tuple(parts.dists)!r},
                          piece={piece!r}, zip_folder="fakemodel")
 op.OFFLINE_MODELS["acme/fake-model"] = pkg

@@ -16,7 +16,7 @@ from tests.conftest import MINILM, REPO, write_benchmark
 runner = CliRunner()
 DEMO_TASK = "NorthwindKBRetrieval"
 DEMO_TEXTS = 425  # the demo's 178 documents + 247 queries, all distinct
-SYN = {"name": "synthetic/hash", "factory": "runners.execution.synthetic:make_encoder", "revision": "1",
+SYN = {"name": "synthetic/hash", "factory": "runners.execution.encoding.synthetic:make_encoder", "revision": "1",
        "factory_kwargs": {"dim": 32}, "label": "synth"}
 SPEED = re.compile(r"encoding: (\d+) texts in ([\d.]+)s, ([\d,.]+) texts/s")
 
@@ -60,8 +60,8 @@ def test_cached_encoder_reports_chunks_and_keeps_vectors(tmp_path):
     from torch.utils.data import DataLoader
 
     from custom_tasks.mteb_private import custom_collate_fn
-    from runners.execution.embedding_cache import CHUNK_BATCHES, CachedEncoder, EmbeddingStore
-    from runners.execution.synthetic import make_encoder, synthetic_vectors
+    from runners.execution.cache.embedding_cache import CHUNK_BATCHES, CachedEncoder, EmbeddingStore
+    from runners.execution.encoding.synthetic import make_encoder, synthetic_vectors
 
     texts = [f"text {'x' * (i % 7)} {i}" for i in range(51)]  # lengths vary: the encode order is not the input's
     texts[10] = texts[20]  # the same text twice is encoded once
@@ -90,9 +90,9 @@ def test_shared_encoder_reports_to_the_run_in_progress(tmp_path):
     from torch.utils.data import DataLoader
 
     from custom_tasks.mteb_private import custom_collate_fn
-    from runners.execution.embedding_cache import CachedEncoder, EmbeddingStore
-    from runners.execution.progress import current_progress, reporting_to
-    from runners.execution.synthetic import make_encoder
+    from runners.execution.cache.embedding_cache import CachedEncoder, EmbeddingStore
+    from runners.execution.encoding.progress import current_progress, reporting_to
+    from runners.execution.encoding.synthetic import make_encoder
 
     enc = CachedEncoder(make_encoder(dim=8), EmbeddingStore(tmp_path / "store"))
     meta = type("Meta", (), {"name": "T", "prompt": None})()
@@ -160,7 +160,7 @@ def test_quiet_foreign_bars_restores_library_state():
     import bm25s.tokenization
     import datasets
 
-    from runners.execution.progress import quiet_foreign_bars
+    from runners.execution.encoding.progress import quiet_foreign_bars
 
     from transformers.utils import logging as hf_logging
 

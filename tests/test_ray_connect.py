@@ -1,4 +1,4 @@
-"""Ray messages and connection bounds that need no cluster (runners/execution/ray_connect.py); Ray never starts here.
+"""Ray messages and connection bounds that need no cluster (runners/execution/distributed/ray_connect.py); Ray never starts here.
 
 The same on a real cluster, inside a network namespace: tests/test_ray.py (slow).
 """
@@ -12,7 +12,7 @@ import time
 import pytest
 
 from custom_tasks.errors import ConfigError
-from runners.execution import ray_connect
+from runners.execution.distributed import ray_connect
 from runners.results.store import EnvironmentFault
 from tests.conftest import TINY_YAML, write_benchmark
 
@@ -20,7 +20,7 @@ LOADS: list[str] = []
 
 
 def counting_encoder():  # a `factory:` that records that a model was loaded
-    from runners.execution.synthetic import SyntheticEncoder
+    from runners.execution.encoding.synthetic import SyntheticEncoder
 
     LOADS.append("loaded")
     return SyntheticEncoder(dim=8)

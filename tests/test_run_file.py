@@ -61,7 +61,7 @@ def test_exported_bm25_rankings_imported_back_score_exactly_as_bm25(bm25_run):
 
 def test_table_formats_and_ranks_read_like_the_trec_file(bm25_run, tmp_path):
     cfg, run_file = bm25_run
-    from runners.execution.kinds.run_file import read_run
+    from runners.execution.candidates.run_file import read_run
 
     rows = [line.split() for line in run_file.read_text().splitlines()]
     queries, docs = {r[0] for r in rows}, {r[2] for r in rows}

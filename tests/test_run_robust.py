@@ -7,11 +7,11 @@ import json
 from typer.testing import CliRunner
 
 from runners.cli import app
-from runners.execution.synthetic import make_encoder
+from runners.execution.encoding.synthetic import make_encoder
 from tests.conftest import TINY_YAML, write_benchmark
 
 runner = CliRunner()
-SYN = {"name": "synthetic/hash", "factory": "runners.execution.synthetic:make_encoder", "revision": "1",
+SYN = {"name": "synthetic/hash", "factory": "runners.execution.encoding.synthetic:make_encoder", "revision": "1",
        "factory_kwargs": {"dim": 32}}
 BROKEN = {"name": "acme/broken", "factory": "tests.test_run_robust:broken_factory", "revision": "1"}
 CRASHY = {"name": "acme/crashy", "factory": "tests.test_run_robust:crashy_factory", "revision": "1"}

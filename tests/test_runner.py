@@ -116,7 +116,7 @@ def test_local_model_takes_name_and_revision_from_config(tmp_path):
 def test_unknown_model_offline_fails_with_hint(tmp_path):
     from custom_tasks.errors import ConfigError
     from runners.config.model_spec import ModelSpec
-    from runners.execution.models import load_model
+    from runners.execution.encoding.models import load_model
 
     with pytest.raises(ConfigError, match="path:"):
         load_model(ModelSpec(name="acme/not-a-real-model-xyz"))

@@ -34,7 +34,7 @@ def _probe(setup: str) -> dict[str, str]:
 def test_openvino_and_nncf_send_telemetry_by_default_and_not_after_the_block() -> None:
     default = _probe("")
     assert default == {"ovc": "openvino_telemetry", "nncf": "NNCFTelemetry"}  # the probe can see the sender
-    blocked = _probe("from runners.execution.telemetry_off import block_vendor_telemetry; block_vendor_telemetry()")
+    blocked = _probe("from runners.execution.backends.telemetry_off import block_vendor_telemetry; block_vendor_telemetry()")
     assert blocked["ovc"] == "openvino.tools.ovc.telemetry_stub"
     assert blocked["nncf"] != "NNCFTelemetry"
 
@@ -42,7 +42,7 @@ def test_openvino_and_nncf_send_telemetry_by_default_and_not_after_the_block() -
 def test_a_sender_loaded_first_gets_no_consent() -> None:
     import openvino_telemetry
 
-    from runners.execution.telemetry_off import block_vendor_telemetry
+    from runners.execution.backends.telemetry_off import block_vendor_telemetry
 
     saved = openvino_telemetry.Telemetry.init
     try:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from runners.execution.embedding_cache import EmbeddingStore, text_key
-from runners.execution.vector_store import VectorStore
+from runners.execution.cache.embedding_cache import EmbeddingStore, text_key
+from runners.execution.cache.vector_store import VectorStore
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -80,8 +80,8 @@ def test_old_npz_shards_are_migrated(tmp_path):
 
 WRITER = textwrap.dedent("""
     import sys, numpy as np
-    from runners.execution.embedding_cache import text_key
-    from runners.execution.vector_store import VectorStore
+    from runners.execution.cache.embedding_cache import text_key
+    from runners.execution.cache.vector_store import VectorStore
     store = VectorStore(sys.argv[1])
     vecs = np.ones((20000, 64), np.float32)
     for i in range(10_000):
@@ -180,9 +180,9 @@ def test_merging_off_keeps_one_unit_per_shard(tmp_path):
 
 CRASHING_MERGE = textwrap.dedent("""
     import os, sys, numpy as np
-    from runners.execution import vector_index, vector_store
-    from runners.execution.embedding_cache import text_key
-    from runners.execution.vector_store import VectorStore
+    from runners.execution.cache import vector_index, vector_store
+    from runners.execution.cache.embedding_cache import text_key
+    from runners.execution.cache.vector_store import VectorStore
     folder, where = sys.argv[1], sys.argv[2]
     if where == "before-commit":  # killed with locations + manifest renamed, keys still a temp file
         commit = vector_index._commit
@@ -277,7 +277,7 @@ def test_many_shards_raise_a_low_open_file_limit(tmp_path):
         import resource, sys
         import numpy as np
         sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
-        from runners.execution.vector_store import VectorStore
+        from runners.execution.cache.vector_store import VectorStore
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
         store = VectorStore({str(tmp_path)!r}, fanout=10**6)  # no merging: every shard stays open on its own

@@ -1,6 +1,6 @@
 """What a candidate costs, read from the latency pass's sidecars (`latency_<split>.json` in its run folder).
 
-The measuring is runners/execution/latency.py; here the stored figures become the cost columns of `stats`,
+The measuring is runners/execution/measure/latency.py; here the stored figures become the cost columns of `stats`,
 `experiments` and the report, the index size and encoding time at 10x / 100x the corpus (a plain
 multiplication, said so) and the decision sentence: the cheapest candidate (lowest p50) not significantly
 worse than the best, by the paired tests `stats` runs, or, with a margin, a non-inferiority test.

@@ -50,7 +50,7 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 def growth_curve(record: dict[str, Any], metric: str = "ndcg_at_10", n_resamples: int = 2000, seed: int = 0,
                  confidence: float = 0.95) -> GrowthCurve:
-    """Curve, trend and extrapolation of one stored growth record (runners/execution/growth.py)."""
+    """Curve, trend and extrapolation of one stored growth record (runners/execution/measure/growth.py)."""
     points = record["points"]
     if not points or metric not in points[0]["per_query"]:
         known = ", ".join(sorted(points[0]["per_query"])) if points else "none"

@@ -33,7 +33,7 @@ class StoredCurve:
 
 
 def growth_match(entry: GrowthEntry) -> dict[str, Any]:
-    """The stored params an entry's curve must have (runners/execution/growth.py writes them)."""
+    """The stored params an entry's curve must have (runners/execution/measure/growth.py writes them)."""
     return {"fractions": list(entry.fractions), "repeats": entry.repeats, "seed": entry.seed,
             "distractors": {"path": entry.distractors} if entry.distractors else None}
 

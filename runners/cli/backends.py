@@ -48,8 +48,8 @@ def backends_cmd(
     from ..analysis.drift import drift_rows
     from ..config.benchmark import BenchmarkConfig
     from ..config.task_lookup import pick_task, task_name_for
-    from ..execution.backend_build import require
-    from ..execution.backend_drift import max_cosine_difference, measure, variant_specs
+    from ..execution.backends.backend_build import require
+    from ..execution.measure.backend_drift import max_cosine_difference, measure, variant_specs
 
     bench = BenchmarkConfig.from_file(config)
     entry = pick_task(bench, task)

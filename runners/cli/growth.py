@@ -34,8 +34,8 @@ def growth_cmd(
 
     cfg = BenchmarkConfig.from_file(config)  # a bad entry stops here, before mteb and torch are imported
     from ..analysis.growth import format_growth, growth_curve
-    from ..execution.growth import run_growth
-    from ..execution.progress import quiet_foreign_bars
+    from ..execution.measure.growth import run_growth
+    from ..execution.encoding.progress import quiet_foreign_bars
     from ..results.store import read_json
 
     with quiet_foreign_bars():  # datasets' and mteb's per-subset bars would bury the curves

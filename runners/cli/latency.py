@@ -1,6 +1,6 @@
 """`private-mteb latency -c CONFIG` (and `run --latency`): each candidate's search timed one query at a time.
 
-A thin layer over runners/execution/latency.py; the rows shown are read back through runners/analysis/cost.py,
+A thin layer over runners/execution/measure/latency.py; the rows shown are read back through runners/analysis/cost.py,
 the same columns `stats`, `experiments` and the report show.
 """
 
@@ -20,7 +20,7 @@ LATENCY_DEFAULTS = {"queries": 12, "repeats": 2, "warmup": 1, "encode_sample": 3
 
 
 def latency_options(queries: int, repeats: int, warmup: int, encode_sample: int, threads: Optional[int]) -> Any:
-    from ..execution.latency import LatencyOptions
+    from ..execution.measure.latency import LatencyOptions
 
     return LatencyOptions(queries=queries, repeats=repeats, warmup=warmup, encode_sample=encode_sample,
                           threads=threads)
@@ -29,7 +29,7 @@ def latency_options(queries: int, repeats: int, warmup: int, encode_sample: int,
 def measure_rows(cfg: Any, cands: list[Any], tasks: list[Any], opts: Any) -> list[dict[str, Any]]:
     """Run the pass; one flat row per (candidate, task) (analysis.cost's columns), ratios to the first measured."""
     from ..analysis.cost import cost_row
-    from ..execution.latency import measure
+    from ..execution.measure.latency import measure
 
     records = measure(cfg, cands, tasks, opts)
     rows = []
@@ -118,7 +118,7 @@ def latency_cmd(
     from ..config.benchmark import BenchmarkConfig
 
     cfg = BenchmarkConfig.from_file(config)
-    from ..execution.progress import quiet_foreign_bars
+    from ..execution.encoding.progress import quiet_foreign_bars
     from ..execution.run import candidates_for
     from ..execution.tasks import check_tasks, load_task
 

@@ -17,7 +17,7 @@ from .common import console, friendly_errors, offline_default
 def _latency(cfg, cands: list, tasks: list, records: list, loaded: dict) -> list:
     """`run --latency`: the latency pass over the candidates that did not fail (runners/cli/latency.py), serving
     the models the run loaded (`loaded`) instead of loading them again."""
-    from ..execution.progress import quiet_foreign_bars
+    from ..execution.encoding.progress import quiet_foreign_bars
     from .latency import LATENCY_DEFAULTS, latency_options, measure_rows
 
     failed = {r.candidate for r in records if r.status == "failed"}
@@ -102,7 +102,7 @@ def run(
     cfg = BenchmarkConfig.from_file(config)  # every config problem (experiments too) before mteb is imported
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..execution.progress import quiet_foreign_bars
+    from ..execution.encoding.progress import quiet_foreign_bars
     from ..execution.run import candidates_for, run_benchmark
     from ..execution.tasks import check_tasks, load_task
     from .common import EXIT_BAD_INPUT, err_console

@@ -1,6 +1,6 @@
 """`private-mteb tasks lint NAME`: what in a collection bends every score, before anything is scored.
 
-Thin over custom_tasks/lint.py (the data checks), runners/execution/truncation.py (each candidate's tokenizer,
+Thin over custom_tasks/lint.py (the data checks), runners/execution/encoding/truncation.py (each candidate's tokenizer,
 with `-c`) and runners/analysis/lint_pool.py (stored rankings, with `-c`). Exit 0 with findings; `--strict` exits 1
 when there is any. Reads only: nothing is written.
 """
@@ -44,7 +44,7 @@ def lint_reports(targets: list[str], bench: Any, settings: Any, split: str) -> l
         if bench is not None:
             from ..analysis import lint_pool
             from ..config.experiments import plan_experiments
-            from ..execution import truncation
+            from ..execution.encoding import truncation
 
             truncation.attach(report, collection, bench)
             models = [m.results_name for m in bench.models] + [p.name for p in plan_experiments(bench)]

@@ -12,7 +12,7 @@ one parameter and expands to one candidate per value, named `private-mteb/<model
   - {type: ann, model: <model>, index: ivf, nlist: 64, nprobe: [1, 8]}
   - {type: ann, model: <model>, index: flat}
   - {type: growth, model: <model>, fractions: [0.1, 0.25, 0.5, 1.0], repeats: 3, seed: 0}
-                                       # corpus-growth curve (no candidates: runners/execution/growth.py)
+                                       # corpus-growth curve (no candidates: runners/execution/measure/growth.py)
   - {type: growth, model: <model>, fractions: [0.5, 1.0, 2.0, 4.0], distractors: other_kb.yaml}
                                        # beyond 1.0: the corpus plus another collection's documents
   - {type: rerank, first: BM25, reranker: <cross-encoder | {name, kind: bi-encoder}>, depth: [20, 50, 100]}

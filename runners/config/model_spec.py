@@ -54,7 +54,7 @@ class ModelSpec(BaseModel):
 
     name: str
     kind: Literal["auto", "sentence-transformers", "mteb", "bm25", "factory", "run", "retriever"] = "auto"
-    path: str | None = None  # kind run: the run file (TREC, or JSONL/CSV/Parquet rows; runners/execution/kinds/run_file.py)
+    path: str | None = None  # kind run: the run file (TREC, or JSONL/CSV/Parquet rows; runners/execution/candidates/run_file.py)
     revision: str | None = None
     factory: str | None = Field(default=None, description="package.module:function returning an encoder")
     factory_kwargs: dict[str, Any] = {}
@@ -63,7 +63,7 @@ class ModelSpec(BaseModel):
     trust_remote_code: bool = False
     max_seq_length: int | None = None
     model_kwargs: dict[str, Any] = {}
-    backend: Backend | None = None  # None: the benchmark's encode.backend (runners/execution/backends.py)
+    backend: Backend | None = None  # None: the benchmark's encode.backend (runners/execution/backends/)
     precision: Precision | None = None  # None: the benchmark's encode.precision
 
     @field_validator("name")
@@ -91,7 +91,7 @@ class ModelSpec(BaseModel):
     def _retriever_names_its_factory(self) -> ModelSpec:
         if self.kind == "retriever" and (not self.factory or ":" not in self.factory):
             raise ValueError(f"model '{self.name}': kind retriever needs `factory: package.module:function` "
-                             "(returning an object with search(queries, top_k); runners/execution/kinds/retriever.py)")
+                             "(returning an object with search(queries, top_k); runners/execution/candidates/retriever.py)")
         return self
 
     @property

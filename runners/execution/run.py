@@ -38,12 +38,12 @@ from ..results.store import (
     staging_root,
     task_result_path,
 )
-from .candidates import Candidate, candidate_from_spec
-from .embedding_cache import wrap_cache
-from .experiments import candidates_from_experiments, chunk_level_runs
-from .identity import changed_parts, run_identity
-from .large_corpus import search_model_for
-from .progress import EncodeProgress, quiet_foreign_bars, reporting_to
+from .candidates.candidates import Candidate, candidate_from_spec
+from .cache.embedding_cache import wrap_cache
+from .candidates.experiments import candidates_from_experiments, chunk_level_runs
+from ..results.identity import changed_parts, run_identity
+from .cache.large_corpus import search_model_for
+from .encoding.progress import EncodeProgress, quiet_foreign_bars, reporting_to
 from .tasks import load_task, task_revision
 
 SUMMARY_METRICS = ["ndcg_at_10", "mrr_at_10", "map_at_10", "recall_at_10", "recall_at_100"]
@@ -204,7 +204,7 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
         if cand.check is not None:
             cand.check(tasks)
     if cfg.encode.engine == "ray":  # Ray missing: one line now, before any model loads
-        from .ray_connect import import_ray
+        from .distributed.ray_connect import import_ray
 
         import_ray(cfg.path)
     encode_kwargs = {"batch_size": cfg.encode.batch_size, "show_progress_bar": show_progress}
@@ -277,7 +277,7 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
 def _ray_encode(cfg: BenchmarkConfig, model: Any, cand: Candidate, tasks: list[Any],
                 progress: EncodeProgress | None) -> dict[str, int]:
     """Fill the cache on the Ray cluster; texts the cluster encoded per task name."""
-    from .ray_encode import ray_pre_encode
+    from .distributed.ray_encode import ray_pre_encode
 
     device = cfg.encode.device or ""
     report = ray_pre_encode(model, cand.load, tasks, address=cfg.encode.address, actors=cfg.encode.actors,

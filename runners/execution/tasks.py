@@ -10,7 +10,7 @@ from custom_tasks.errors import ConfigError
 from custom_tasks.yaml_io import line_at, read_yaml
 
 from ..config.benchmark import BenchmarkConfig
-from .models import check_models
+from .encoding.models import check_models
 
 
 def load_task(name: str) -> Any:

@@ -183,7 +183,7 @@ class ChunkedSearch(CountsFromInner):
     or equal to a whole document are encoded once. Scores are the encoder's (a cache's are block-independent,
     search/scores.py), so one-chunk documents get bit-identical scores to the plain run; the top_k follow the
     (score, id) rule of `TopKDocs` (mteb's heap order, every tie at the cut considered).
-    `runners.execution.chunk_blocks.LargeChunkedSearch` overrides `_blockwise` / `_search_blocks` to split,
+    `runners.execution.cache.chunk_blocks.LargeChunkedSearch` overrides `_blockwise` / `_search_blocks` to split,
     encode and score a large corpus one block of documents at a time: bounded memory, equal results.
     """
 
@@ -277,7 +277,7 @@ class ChunkedSearch(CountsFromInner):
 
     def _search_blocks(self, q_emb: Any, query_ids: list[str], top_k: int, *, task_metadata: Any, hf_split: str,
                        hf_subset: str, encode_kwargs: dict[str, Any]) -> dict[str, dict[str, float]]:
-        raise NotImplementedError("block-wise chunked search is LargeChunkedSearch (runners.execution.chunk_blocks)")
+        raise NotImplementedError("block-wise chunked search is LargeChunkedSearch (runners.execution.cache.chunk_blocks)")
 
 
 def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:

@@ -1,6 +1,6 @@
 """mteb's exact-search constants, pinned: the large-corpus path must cut and rank exactly as mteb does.
 
-`LargeCorpusSearch` (runners/execution/large_corpus.py) replaces mteb's full-corpus search with one fed
+`LargeCorpusSearch` (runners/execution/cache/large_corpus.py) replaces mteb's full-corpus search with one fed
 block by block from the cache; its results equal the default path only with the same chunk boundaries
 and the same `torch.topk(top_k + offset)` per chunk as mteb's `SearchEncoderWrapper`. mteb keeps these
 as a constructor default and a literal argument, not importable constants, so they are restated here

@@ -32,7 +32,7 @@ _BLOCK_ROWS = 4096  # rows of `b` converted to float64 at a time
 def similarity_kind(model: Any) -> str | None:
     """'cosine' or 'dot' when `model.similarity` is known to compute that function, else None.
 
-    Known: an encoder class that declares `plain_similarity` (runners.execution.synthetic), and mteb's own encoder
+    Known: an encoder class that declares `plain_similarity` (runners.execution.encoding.synthetic), and mteb's own encoder
     wrappers, whose `similarity` follows the model's declared function: a sentence-transformers model's
     `similarity_fn_name`, else mteb's `similarity_fn_name` in the model's metadata.
     """

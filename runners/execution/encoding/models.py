@@ -16,7 +16,7 @@ from typing import Any
 
 from custom_tasks.errors import ConfigError
 
-from ..config.model_spec import BM25_ALIASES, BM25_NAME, ModelSpec, backend_tag
+from ...config.model_spec import BM25_ALIASES, BM25_NAME, ModelSpec, backend_tag
 from .offline_packages import OfflineModelError, offline_model_path
 
 def offline() -> bool:
@@ -84,7 +84,7 @@ def _load_sentence_transformer(spec: ModelSpec, where: str, device: str | None) 
     if spec.max_seq_length:
         st.max_seq_length = spec.max_seq_length
     if backend_tag(spec.backend, spec.precision):  # onnx / openvino / int8: an exported copy (backend_runtime.py)
-        from .backend_runtime import use_backend
+        from ..backends.backend_runtime import use_backend
 
         use_backend(st, spec, where)
     meta = registry_meta(spec.name)
@@ -194,7 +194,7 @@ def check_models(cfg: Any) -> None:
         if m.path and not Path(m.path).exists():
             raise ConfigError(cfg.path, f"models[{i}]: path '{m.path}' of model '{m.name}' does not exist")
         if backend_tag(m.backend, m.precision):  # onnxruntime / openvino installed? (one line, exit 2, before any work)
-            from .backend_build import require
+            from ..backends.backend_build import require
 
             try:
                 require(m.backend, m.precision)

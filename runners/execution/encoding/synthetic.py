@@ -73,5 +73,5 @@ class SyntheticEncoder(CosineSimilarity):
 
 
 def make_encoder(dim: int = 384, ties: int = 0, **kwargs: Any) -> SyntheticEncoder:
-    """The `factory:` entry point: `runners.execution.synthetic:make_encoder`."""
+    """The `factory:` entry point: `runners.execution.encoding.synthetic:make_encoder`."""
     return SyntheticEncoder(dim=dim, ties=ties, **kwargs)

@@ -25,8 +25,8 @@ import numpy as np
 
 from custom_tasks.mteb_private import create_dataloader, custom_collate_fn
 
-from .embedding_cache import CachedEncoder, _to_numpy, text_key
-from .progress import EncodeProgress, encoding
+from ..cache.embedding_cache import CachedEncoder, _to_numpy, text_key
+from ..encoding.progress import EncodeProgress, encoding
 from .ray_connect import connect, import_ray
 
 logger = logging.getLogger(__name__)

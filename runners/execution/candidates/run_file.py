@@ -29,8 +29,8 @@ from custom_tasks.errors import CollectionError, ConfigError
 from custom_tasks.readers._io import TABLE_EXTENSIONS, as_id, display_path, is_missing, read_lines, read_table
 
 from ...config.model_spec import ModelSpec
-from ..candidates import Candidate, spec_identity
-from ..identity import spec_weight_paths, weights_fingerprint
+from .candidates import Candidate, spec_identity
+from ...results.identity import spec_weight_paths, weights_fingerprint
 
 QUERY_COLUMNS = ("query_id", "qid", "query-id")
 DOC_COLUMNS = ("doc_id", "docid", "corpus_id", "corpus-id")

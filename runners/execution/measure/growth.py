@@ -5,7 +5,7 @@ documents (distractors, including those judged irrelevant) come and go: how fast
 corpus size is how retrieval will degrade as the base grows. The full corpus is scored first through the
 model's embedding cache (the same folder as its plain run: nothing encoded again if it ran), then each
 subset is an mteb task over a restricted corpus, scored by mteb itself (same pipeline as `run`), so
-fraction 1.0 equals the plain run exactly. With `distractors:` (runners/execution/distractors.py) fractions
+fraction 1.0 equals the plain run exactly. With `distractors:` (runners/execution/measure/distractors.py) fractions
 above 1.0 add another collection's documents to the whole corpus, in a nested random order per repeat, so the
 trend is measured beyond today's corpus instead of only extrapolated.
 """
@@ -24,13 +24,13 @@ import numpy as np
 from custom_tasks.collection import Collection
 from custom_tasks.errors import ConfigError
 
-from ..config.benchmark import BenchmarkConfig
-from ..config.experiments import GrowthEntry, distractors_path, parse_experiments
-from ..results.growth_store import growth_path
-from ..results.store import atomic_write_json, read_json
+from ...config.benchmark import BenchmarkConfig
+from ...config.experiments import GrowthEntry, distractors_path, parse_experiments
+from ...results.growth_store import growth_path
+from ...results.store import atomic_write_json, read_json
 from .distractors import Distractors, load_distractors
-from .experiments import dense_candidate, shared_encoder
-from .tasks import load_task, task_revision
+from ..candidates.experiments import dense_candidate, shared_encoder
+from ..tasks import load_task, task_revision
 
 
 @dataclass

@@ -21,9 +21,9 @@ import numpy as np
 
 from mteb.models.search_wrappers import SearchEncoderWrapper
 
-from ..config.benchmark import LARGE_CORPUS_DOCS
-from ..search.counts import CountsFromInner
-from ..search.exact import MTEB_CHUNK, MTEB_K_OFFSET
+from ...config.benchmark import LARGE_CORPUS_DOCS
+from ...search.counts import CountsFromInner
+from ...search.exact import MTEB_CHUNK, MTEB_K_OFFSET
 from .embedding_cache import CachedEncoder
 from .prefill import encode_block, read_block
 

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..results.store import atomic_write_json, read_json
+from ...results.store import atomic_write_json, read_json
 
 FILE = "encode-rate.json"
 MIN_DOCS = 16  # fewer cold documents than this (an incremental run) give no rate worth keeping

@@ -12,24 +12,24 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from ..config.benchmark import BenchmarkConfig
-from ..config.experiments import (
+from ...config.benchmark import BenchmarkConfig
+from ...config.experiments import (
     PlannedCandidate,
     base_spec,
     chunk_level_entries,
     chunk_task_name,
     plan_experiments,
 )
-from ..config.model_spec import BM25_NAME
-from ..search.ann import AnnSearch
-from ..search.chunking import chunk_level_collection, token_offsets
-from ..search.hybrid import HybridRetriever
+from ...config.model_spec import BM25_NAME
+from ...search.ann import AnnSearch
+from ...search.chunking import chunk_level_collection, token_offsets
+from ...search.hybrid import HybridRetriever
 from .candidates import Candidate, candidate_from_spec
-from .chunk_blocks import LargeChunkedSearch
-from .embedding_cache import CachedEncoder, wrap_cache
-from .identity import weights_fingerprint
-from .large_corpus import LARGE_CORPUS_DOCS, dense_search
-from .prefill import block_vectors
+from ..cache.chunk_blocks import LargeChunkedSearch
+from ..cache.embedding_cache import CachedEncoder, wrap_cache
+from ...results.identity import weights_fingerprint
+from ..cache.large_corpus import LARGE_CORPUS_DOCS, dense_search
+from ..cache.prefill import block_vectors
 from .rerank import rerank_candidate
 
 logger = logging.getLogger(__name__)

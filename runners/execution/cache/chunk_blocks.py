@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from ..config.benchmark import LARGE_CORPUS_DOCS
-from ..search.chunk_fit import SplitReport, document_string
-from ..search.chunking import Chunk, Chunker, ChunkedSearch, split_corpus, token_offsets
-from ..search.tokens import ModelTokens, OffsetsFn, model_tokens
-from ..search.top_k import TopKDocs
+from ...config.benchmark import LARGE_CORPUS_DOCS
+from ...search.chunk_fit import SplitReport, document_string
+from ...search.chunking import Chunk, Chunker, ChunkedSearch, split_corpus, token_offsets
+from ...search.tokens import ModelTokens, OffsetsFn, model_tokens
+from ...search.top_k import TopKDocs
 from .embedding_cache import CachedEncoder
 from .prefill import DocumentBlock, encode_block, model_text, read_block
 

@@ -33,15 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from ..config.benchmark import BenchmarkConfig
-from ..results.store import atomic_write_json, read_json, run_dir
-from .candidates import Candidate
-from .embedding_cache import wrap_cache
-from .encode_rate import cpu_name
-from .identity import run_identity
-from .large_corpus import search_model_for
+from ...config.benchmark import BenchmarkConfig
+from ...results.store import atomic_write_json, read_json, run_dir
+from ..candidates.candidates import Candidate
+from ..cache.embedding_cache import wrap_cache
+from ..encoding.encode_rate import cpu_name
+from ...results.identity import run_identity
+from ..cache.large_corpus import search_model_for
 from .serving import DEFAULT_ENCODE_SAMPLE, Serving, index_bytes, parts, serve, static_facts, unserve
-from .tasks import task_revision
+from ..tasks import task_revision
 
 NOT_MEASURABLE = "latency not measurable (precomputed rankings)"
 logger = logging.getLogger(__name__)
@@ -145,7 +145,7 @@ def _prepare(cand: Candidate, cfg: BenchmarkConfig, view: TaskView, others: dict
 def _prepare_rerank(s: Served, cfg: BenchmarkConfig, view: TaskView, others: dict[str, Served],
                     opts: LatencyOptions) -> Served:
     """Served reranking = the first stage served (its own search, live) + `rerank_one` without the score cache."""
-    from .rerank import order
+    from ..candidates.rerank import order
 
     search = s.search
     first = others.get(search.first.name) or _prepare(search.first, cfg, view, others, opts)

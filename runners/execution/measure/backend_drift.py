@@ -22,13 +22,13 @@ import numpy as np
 
 from custom_tasks.errors import ConfigError
 
-from ..config.benchmark import BenchmarkConfig
-from ..config.model_spec import ModelSpec, backend_tag, with_backend
-from .candidates import candidate_from_spec
-from .embedding_cache import wrap_cache
-from .models import load_model
-from .run import run_benchmark
-from .tasks import load_task
+from ...config.benchmark import BenchmarkConfig
+from ...config.model_spec import ModelSpec, backend_tag, with_backend
+from ..candidates.candidates import candidate_from_spec
+from ..cache.embedding_cache import wrap_cache
+from ..encoding.models import load_model
+from ..run import run_benchmark
+from ..tasks import load_task
 
 
 @dataclass

@@ -27,7 +27,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from ..results.store import tmp_path_for
+from ...results.store import tmp_path_for
 
 FANOUT = 8  # units of one size tier merged at once
 BLOCK = 1 << 16  # keys taken per source per step of a merge: heap stays ~ fanout * BLOCK * 28 bytes

@@ -20,7 +20,7 @@ from typing import Any
 
 from custom_tasks.errors import ConfigError
 
-from ..results.store import EnvironmentFault
+from ...results.store import EnvironmentFault
 
 CLIENT_PREFIX = "ray://"
 

@@ -17,9 +17,9 @@ from typing import Any
 from custom_tasks.collection import Collection
 from custom_tasks.lint import EXAMPLES, Finding
 
-from ..config.benchmark import BenchmarkConfig
-from ..config.model_spec import ENCODES_NOTHING, ModelSpec
-from ..search.chunk_fit import document_string
+from ...config.benchmark import BenchmarkConfig
+from ...config.model_spec import ENCODES_NOTHING, ModelSpec
+from ...search.chunk_fit import document_string
 from .models import offline_copy
 
 CountFn = Callable[[Sequence[str]], list[int]]

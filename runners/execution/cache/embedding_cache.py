@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from ..results.store import env_faults, model_dir_name
-from ..search.scores import similarity
-from . import encode_rate
-from .identity import weights_fingerprint
-from .progress import EncodeProgress, encoding
+from ...results.store import env_faults, model_dir_name
+from ...search.scores import similarity
+from ..encoding import encode_rate
+from ...results.identity import weights_fingerprint
+from ..encoding.progress import EncodeProgress, encoding
 from .vector_store import VectorStore, keys_array
 
 _KEY_BYTES = 16

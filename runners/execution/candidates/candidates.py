@@ -13,10 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config.model_spec import BM25_NAME, ModelSpec, backend_tag
-from .cpu_features import cpu_identity
-from .identity import backend_identity, spec_weight_paths
-from .models import accepts, load_model, offline_copy, registry_meta
+from ...config.model_spec import BM25_NAME, ModelSpec, backend_tag
+from ...results.identity import spec_weight_paths
+from ..backends.cpu_features import cpu_identity
+from ..backends.identity import backend_identity
+from ..encoding.models import accepts, load_model, offline_copy, registry_meta
 
 
 @dataclass
@@ -58,7 +59,7 @@ def cache_variant(spec: ModelSpec, kind: str) -> str:
     return ",".join(parts)
 
 
-#: candidate kinds that live in a file of their own, runners/execution/kinds/<module>.py, each with
+#: candidate kinds that live in a file of their own, runners/execution/candidates/<module>.py, each with
 #: `candidate(spec: ModelSpec, device: str | None) -> Candidate` (adding a kind: that file plus this entry);
 #: a kind whose `candidate` also takes `cfg` gets the benchmark config (the models and the cache it uses)
 KIND_MODULES = {"run": "run_file", "retriever": "retriever"}
@@ -70,7 +71,7 @@ def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_leng
     if kind in KIND_MODULES:
         import importlib
 
-        make = importlib.import_module(f"{__package__}.kinds.{KIND_MODULES[kind]}").candidate
+        make = importlib.import_module(f"{__package__}.{KIND_MODULES[kind]}").candidate
         return make(spec, device, cfg=cfg) if accepts(make, "cfg") else make(spec, device)
     if max_seq_length and not spec.max_seq_length and kind != "bm25":  # BM25 has no sequence length
         spec = spec.model_copy(update={"max_seq_length": max_seq_length})

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from . import encode_rate
-from .embedding_cache import CachedEncoder, _to_numpy, batch_loader
+from ..encoding import encode_rate
+from ..cache.embedding_cache import CachedEncoder, _to_numpy, batch_loader
 
 DEFAULT_ENCODE_SAMPLE = 32
 

@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..results.store import EnvironmentFault, environment_fault
+from ...results.store import EnvironmentFault, environment_fault
 
 Pair = tuple[str, str]
 _CHUNK = 500  # keys per SELECT (SQLite's bound-parameter limit is 999 on old builds)

@@ -29,10 +29,10 @@ from custom_tasks.errors import ConfigError
 
 from ...config.model_spec import ModelSpec
 from ...search.retriever import Embedder, RetrieverSearch
-from ..candidates import Candidate, candidate_from_spec, spec_identity
-from ..experiments import dense_candidate, shared_encoder
-from ..identity import spec_weight_paths
-from ..models import factory_kwargs, import_factory
+from .candidates import Candidate, candidate_from_spec, spec_identity
+from .experiments import dense_candidate, shared_encoder
+from ...results.identity import spec_weight_paths
+from ..encoding.models import factory_kwargs, import_factory
 
 
 def candidate(spec: ModelSpec, device: str | None = None, cfg: Any = None) -> Candidate:

@@ -24,13 +24,13 @@ from typing import Any
 
 from custom_tasks.errors import ConfigError
 
-from ..config.benchmark import BenchmarkConfig
-from ..config.experiments import PlannedCandidate
-from ..config.rerank import RerankerSpec
-from ..results.store import find_run, load_rankings, read_identity
+from ...config.benchmark import BenchmarkConfig
+from ...config.experiments import PlannedCandidate
+from ...config.rerank import RerankerSpec
+from ...results.store import find_run, load_rankings, read_identity
 from .candidates import Candidate
-from .identity import canonical_hash, run_identity, weights_fingerprint
-from .models import offline_copy
+from ...results.identity import canonical_hash, run_identity, weights_fingerprint
+from ..encoding.models import offline_copy
 from .rerank_cache import Pair, PairScoreCache
 
 _SCORERS: dict[str, Any] = {}

@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from . import vector_index
-from ..results.locks import FileLock
-from ..results.store import env_faults, tmp_path_for
+from ...results.locks import FileLock
+from ...results.store import env_faults, tmp_path_for
 from .vector_index import MergedIndex, Source, accept, index_files, plan, remove_index, write_index
 
 KEY_BYTES = 16
