@@ -52,6 +52,9 @@ class PerQueryCapture:
         if not hasattr(self, "query_hashes"):
             self.query_hashes = {}
         self.query_hashes[(hf_split, hf_subset)] = query_hashes(self, hf_split, hf_subset, qrels)
+        if not hasattr(self, "corpus_ids"):
+            self.corpus_ids = {}
+        self.corpus_ids[(hf_split, hf_subset)] = corpus_ids(self, hf_split, hf_subset)
         self.rankings[(hf_split, hf_subset)] = {
             qid: dict(sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)[: self.keep_top_k])
             for qid, docs in results.items()
@@ -73,6 +76,8 @@ class PrivateRetrievalTask(PerQueryCapture, AbsTaskRetrieval):
         self.rankings: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
         #: (split, subset) -> {"text": {query_id: hash}, "labels": {query_id: hash}} (query_hashes)
         self.query_hashes: dict[tuple[str, str], dict[str, dict[str, str]] | None] = {}
+        #: (split, subset) -> sorted ids of the documents searched (corpus_ids): what a corpus change counts
+        self.corpus_ids: dict[tuple[str, str], list[str] | None] = {}
 
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         """Build mteb's in-memory split data from the collection (no hub access)."""
@@ -89,7 +94,7 @@ def with_per_query_capture(task: AbsTaskRetrieval) -> AbsTaskRetrieval:
     if isinstance(task, PerQueryCapture):
         return task
     task.__class__ = type(task.__class__.__name__, (PerQueryCapture, task.__class__), {})
-    task.per_query, task.rankings, task.query_hashes = {}, {}, {}
+    task.per_query, task.rankings, task.query_hashes, task.corpus_ids = {}, {}, {}, {}
     return task
 
 
@@ -107,6 +112,15 @@ def query_hashes(task: Any, split: str, subset: str, qrels: dict[str, dict[str, 
         return None
     return {"text": {str(q): text_hash(t)[:HASH_HEX] for q, t in texts.items()},
             "labels": {str(q): labels_hash(qrels.get(q, {}))[:HASH_HEX] for q in texts}}
+
+
+def corpus_ids(task: Any, split: str, subset: str) -> list[str] | None:
+    """Sorted ids of the documents the task searched, stored with the rankings so a later comparison can say
+    how the corpus changed ("+3 documents, -0"); None when the task's corpus cannot be read."""
+    try:
+        return sorted(map(str, task.dataset[subset][split]["corpus"]["id"]))
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
 
 
 def per_query_scores(

@@ -66,6 +66,8 @@ def test_three_changes_give_a_timeline_with_effects_and_the_gate_uses_it(tmp_pat
     with open(tmp_path / "kb_tiny" / "corpus.jsonl", "a") as f:  # a document added
         f.write(json.dumps({"_id": "parking", "title": "Parking", "text": "Visitor parking is on level 2."}) + "\n")
     _invoke("run", "-c", str(cfg))
+    grew = " ".join(_invoke("check", "-c", str(cfg), "--baseline", "history:last").split())
+    assert grew.count("corpus: +1 document net (12 → 13)") == 1 and "PASS" in grew  # said as `check` says it
     task = tmp_path / "kb_tiny.yaml"  # a task setting
     task.write_text(task.read_text() + "ignore_identical_ids: true\n")
     _invoke("run", "-c", str(cfg))
@@ -78,7 +80,7 @@ def test_three_changes_give_a_timeline_with_effects_and_the_gate_uses_it(tmp_pat
 
     text = _invoke("history", "-c", str(cfg))
     assert "TinyKBRetrieval — prod: nDCG@10 over time (4 records)" in text
-    assert "first record" in text and "data (corpus grew by 1)" in text and "13 docs (+1)" in text
+    assert "first record" in text and "data (corpus: +1 document net (12 → 13))" in text and "13 docs (+1)" in text
     assert "task settings: ignore_identical_ids False -> True" in text
     assert "model: name mteb/baseline-bm25s -> test/np" in text and "significant drop" in text
     doc = json.loads(_invoke("history", "-c", str(cfg), "--format", "json"))
@@ -104,7 +106,7 @@ def test_three_changes_give_a_timeline_with_effects_and_the_gate_uses_it(tmp_pat
     _invoke("report", "-c", str(cfg), "-o", str(tmp_path / "report.md"), "--no-public")
     report = (tmp_path / "report.md").read_text()
     over_time = report[report.index("Over time"):]
-    assert "data (corpus grew by 1)" in over_time and "13 (+1)" in over_time and "significant drop" in over_time
+    assert "data (corpus: +1 document net (12 → 13))" in over_time and "13 (+1)" in over_time and "significant drop" in over_time
     assert "task settings" in over_time and "model · accepted" in over_time
 
 

@@ -83,7 +83,8 @@ def test_moved_row_pairs_by_content_and_changed_data_is_said(tmp_path):
     _run(cfg)
     refused = _check(base, tmp_path / "results")
     assert refused.exit_code == 2, refused.output
-    assert "different data" in refused.output and "1 query added, 1 removed, 0 changed" in refused.output
+    assert "different questions or labels" in refused.output
+    assert "1 query added, 1 removed, 0 changed" in refused.output
     assert "--allow-changed-data" in refused.output
     allowed = runner.invoke(app, ["check", "--baseline", str(base), "--candidate", str(tmp_path / "results"),
                                   "--resamples", "500", "--allow-changed-data"])

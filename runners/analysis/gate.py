@@ -34,8 +34,9 @@ import numpy as np
 
 from ..results.store import SIDE, find_run
 from .errors import AnalysisError
-from .pairing import Pairing, pair_queries
-from .per_query import RUN_HINT, all_models, find_model, label_of, load_fingerprinted, read_once, result_models
+from .pairing import CorpusChange, Pairing, corpus_change, pair_queries
+from .per_query import (RUN_HINT, all_models, find_model, label_of, load_fingerprinted, read_once, result_models,
+                        stored_corpus)
 from .resampling import drop_bound
 from .stats import Scores, align_scores, format_p, metric_label
 
@@ -134,8 +135,11 @@ class GateRun:
     judged: list[str] = field(default_factory=list)
     #: per compared (task, baseline, candidate): which queries were paired (pairing.py), same order as outcomes
     pairings: list[Pairing] = field(default_factory=list)
-    #: lines saying where the data differ and on how many queries the gate decided (--allow-changed-data)
+    #: lines saying where the data differ and on how many queries the gate decided (--allow-changed-data),
+    #: and how the corpus changed; each said once per task
     data_notes: list[str] = field(default_factory=list)
+    #: per compared pair (same order as outcomes): how the documents differ; None on the same data revision
+    corpora: list[CorpusChange | None] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[tuple[str, str, str, GateResult]]:
         return iter(self.outcomes)
@@ -216,9 +220,11 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
     Each side is a results folder (then models are matched by name) or a model name/label in
     `results_dir` (e.g. yesterday's fine-tune vs today's). What the candidate lacks is an
     AnalysisError naming it, unless `allow_missing` (then it is listed in `GateRun.skipped`).
-    Queries are paired by id and the hash of their text and labels (pairing.py): when the data revision or
-    the queries differ, that is an AnalysisError counting what changed, unless `allow_changed_data` (then the
-    gate decides on the unchanged queries and `GateRun.data_notes` says on how many).
+    Queries are paired by id and the hash of their text and labels (pairing.py). Documents added or removed
+    with the same questions and labels pair every query: the gate compares (that decay is what it is for) and
+    `GateRun.data_notes` says how the corpus changed, once per task. When questions or labels differ, that is
+    an AnalysisError counting what changed, unless `allow_changed_data` (then the gate decides on the unchanged
+    queries and `GateRun.data_notes` says on how many).
     `qrels` (task -> labels) gives judged@10 its labels; by default a task is looked up by name in configs/tasks.
     `only`: results names to check (a config's candidates, candidate_set.config_names); default: all.
     """
@@ -247,22 +253,30 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
     sides = [(load_fingerprinted(base_dir, b, task, metric, split), load_fingerprinted(cand_dir, c, task, metric, split))
              for task, b, c in pairs]
     pairings = [pair_queries(bq, cq, rb, rc) for (rb, bq), (rc, cq) in sides]
-    differ = [f"{task} ({label_of(base_dir, b)} -> {label_of(cand_dir, c)}): {p.describe()}"
-              for (task, b, c), p in zip(pairs, pairings) if not p.same_data]
+    corpora = [_corpus_change(base_dir, b, cand_dir, c, task, split) if p.revision_changed else None
+               for (task, b, c), p in zip(pairs, pairings)]
+    # what stops the gate: queries or labels changed (a corpus change alone is compared: the decay to catch)
+    differ = _once_per_task([(task, f"{label_of(base_dir, b)} -> {label_of(cand_dir, c)}", _data_text(p, ch))
+                             for (task, b, c), p, ch in zip(pairs, pairings, corpora) if not p.same_queries])
     if differ and not allow_changed_data:
-        raise AnalysisError(f"baseline and candidate were scored on different data: {'; '.join(differ)}: re-run "
-                            "the baseline on the current data, or pass --allow-changed-data to decide on the "
-                            "unchanged queries only")
-    out, data_notes = [], []
-    for (task, b, c), p, ((_, bq), (_, cq)) in zip(pairs, pairings, sides):
+        raise AnalysisError(f"baseline and candidate were scored on different questions or labels: "
+                            f"{'; '.join(differ)}: re-run the baseline on the current data, or pass "
+                            "--allow-changed-data to decide on the unchanged queries only")
+    out, notes_seen = [], []
+    for (task, b, c), p, ch, ((_, bq), (_, cq)) in zip(pairs, pairings, corpora, sides):
         if not p.paired:
             raise AnalysisError(f"task '{task}': no query is unchanged between baseline and candidate "
                                 f"({p.describe()}): nothing to decide on; re-run the baseline on the current data")
         if p.same_data and p.unknown:
-            data_notes.append(f"{task}: {p.unknown} of {len(p.paired)} queries paired by id only: stored without "
+            notes_seen.append(f"{task}: {p.unknown} of {len(p.paired)} queries paired by id only: stored without "
                               "query hashes (older results), on the same data revision")
-        if not p.same_data:
-            data_notes.append(f"{task}: data differ ({p.describe()}): decided on the {len(p.paired)} unchanged "
+        if p.corpus_only:
+            what = ch.describe() if ch else "corpus changed"
+            if ch is not None and ch.ids_changed is False:
+                what += ", the same document ids (their texts, or another split's questions, changed)"
+            notes_seen.append(f"{task}: {what}; the same {len(p.paired)} questions and labels: compared on all of them")
+        elif not p.same_data:
+            notes_seen.append(f"{task}: data differ ({_data_text(p, ch)}): decided on the {len(p.paired)} unchanged "
                               "queries (--allow-changed-data)")
         result = regression_check({q: bq[q][1] for q in p.paired}, {q: cq[q][1] for q in p.paired}, metric,
                                   max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)
@@ -274,7 +288,27 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
             paired = set(p.paired)
             labels = {q: docs for q, docs in labels.items() if q in paired}
         notes += judged_notes(task, base_dir, b, cand_dir, c, labels, split, seed)
-    return GateRun(out, missing, notes, pairings, data_notes)
+    data_notes = list(dict.fromkeys(notes_seen))  # one line per task and change, however many models share it
+    return GateRun(out, missing, notes, pairings, data_notes, corpora)
+
+
+def _corpus_change(base_dir: Path, base: str, cand_dir: Path, cand: str, task: str, split: str) -> CorpusChange:
+    """How the documents of two stored results differ (ids read only here, when the revisions differ)."""
+    (nb, ids_b), (nc, ids_c) = stored_corpus(base_dir, base, task, split), stored_corpus(cand_dir, cand, task, split)
+    return corpus_change(nb, nc, ids_b, ids_c)
+
+
+def _data_text(p: Pairing, change: CorpusChange | None) -> str:
+    """The query counts, and the corpus change when documents were added or removed (or it cannot be told)."""
+    return p.describe() + (f"; {change.describe()}" if change is not None and change.ids_changed is not False else "")
+
+
+def _once_per_task(items: list[tuple[str, str, str]]) -> list[str]:
+    """`task (A -> A, B -> B): what changed`: a change every model of a task shares is said (and counted) once."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for task, who, text in items:
+        grouped.setdefault((task, text), []).append(who)
+    return [f"{task} ({', '.join(who)}): {text}" for (task, text), who in grouped.items()]
 
 
 def _task_qrels(task: str, split: str, given: Mapping[str, Mapping[str, Mapping[str, int]]] | None

@@ -20,8 +20,8 @@ from ..results.history_store import HistoryStore, stored_result
 from .errors import AnalysisError
 from .gate import GateRun, check_options, regression_check
 from .history import fingerprinted, identity_changes, identity_of, result_fingerprinted
-from .pairing import pair_queries
-from .per_query import RUN_HINT, all_models, find_model, label_of, result_models
+from .pairing import corpus_change, pair_queries
+from .per_query import RUN_HINT, all_models, find_model, label_of, result_models, stored_corpus
 
 SPECS = ("history:last", "history:accepted")
 
@@ -92,9 +92,14 @@ def history_gate(baseline: str, history_dir: Path | None, results_dir: Path, *, 
                 raise AnalysisError(f"{task}: no query of {label} is unchanged since history record {base['id']} "
                                     f"({p.describe()}): nothing to decide on")
             changed = ", ".join(identity_changes(identity_of(base), stored.identity)[0]) or "nothing in the fingerprint"
+            corpus = ""
+            if p.revision_changed:  # records keep the corpus size, not its ids: the net change, said as check says it
+                size = base.get("corpus_size")
+                corpus = "; " + corpus_change(size if isinstance(size, int) else None,
+                                              stored_corpus(results_dir, name, task, split, with_ids=False)[0]).describe()
             notes.append(f"{task}: {label}: baseline = history record of {str(base['time'])[:19]} "
                          f"({'accepted' if baseline == 'history:accepted' else 'latest other'}); changed since: "
-                         f"{changed}; {p.describe()}")
+                         f"{changed}; {p.describe()}{corpus}")
             base_scores, cand_scores = fingerprinted(base), cand
             result = regression_check({q: base_scores[q][1] for q in p.paired}, {q: cand_scores[q][1] for q in p.paired},
                                       metric, max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)

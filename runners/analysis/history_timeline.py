@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .history import fingerprinted, record_changes
-from .pairing import pair_queries
+from .pairing import corpus_change, pair_queries
 from .resampling import bootstrap_ci, randomization_test
 from .stats import format_p, metric_label
 
@@ -72,8 +72,8 @@ class Step:
             return "first record"
         parts = list(self.changed) or ["nothing in the fingerprint (re-run)"]
         text = ", ".join(parts)
-        if self.corpus_delta:
-            text += f" (corpus {'grew' if self.corpus_delta > 0 else 'shrank'} by {abs(self.corpus_delta)})"
+        if self.corpus_delta and self.corpus_size is not None:  # said as `check` says it (pairing.CorpusChange)
+            text += f" ({corpus_change(self.corpus_size - self.corpus_delta, self.corpus_size).describe()})"
         return text
 
     def to_dict(self) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from typing import Any
 #: one stored result: query id -> (fingerprint of its text and labels, or None; score)
 Fingerprinted = Mapping[str, tuple[str | None, Any]]
 
-__all__ = ["Fingerprinted", "Pairing", "pair_queries"]
+__all__ = ["CorpusChange", "Fingerprinted", "Pairing", "corpus_change", "pair_queries"]
 
 
 def _plural(n: int, word: str) -> str:
@@ -53,6 +53,17 @@ class Pairing:
                 and self.base_revision != self.cand_revision)
 
     @property
+    def same_queries(self) -> bool:
+        """Every query on both sides, with the same text and labels: each score pairs with its own question,
+        whatever happened to the documents (a corpus change is the decay a gate must see, not a reason to stop)."""
+        return not (self.added or self.removed or self.changed or self.unverified)
+
+    @property
+    def corpus_only(self) -> bool:
+        """The data revision changed but no query or label did: the documents changed (or texts of them)."""
+        return self.revision_changed and self.same_queries
+
+    @property
     def same_data(self) -> bool:
         """Same revision and the same queries: every score pairs with its own question."""
         return not (self.revision_changed or self.added or self.removed or self.changed or self.unverified)
@@ -65,6 +76,8 @@ class Pairing:
             head = f"same data revision {self.base_revision}" if self.base_revision else "data revision unknown"
         if self.same_data:
             text = f"{head}: all {_plural(len(self.paired), 'query')} paired"
+        elif self.corpus_only:
+            text = f"{head}: the same {_plural(len(self.paired), 'query')} and labels, all paired"
         else:
             text = (f"{head}: {_plural(len(self.added), 'query')} added, {len(self.removed)} removed, "
                     f"{len(self.changed)} changed (text or labels); {len(self.paired)} unchanged paired")
@@ -78,7 +91,7 @@ class Pairing:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready counts (not the id lists)."""
         return {"base_revision": self.base_revision, "cand_revision": self.cand_revision,
-                "same_data": self.same_data, "paired": len(self.paired), "added": len(self.added),
+                "same_data": self.same_data, "same_queries": self.same_queries, "paired": len(self.paired), "added": len(self.added),
                 "removed": len(self.removed), "changed": len(self.changed), "unverified": len(self.unverified),
                 "paired_by_id_only": self.unknown, "description": self.describe()}
 
@@ -103,3 +116,60 @@ def pair_queries(base: Fingerprinted, cand: Fingerprinted, base_revision: str | 
             changed.append(q)
     return Pairing(tuple(paired), tuple(sorted(set(cand) - set(base))), tuple(sorted(set(base) - set(cand))),
                    tuple(changed), tuple(unverified), unknown, base_revision, cand_revision)
+
+
+def _docs(n: int) -> str:
+    return "document" if abs(n) == 1 else "documents"
+
+
+def _count(n: int | None) -> str:
+    return "?" if n is None else f"{n:,}"
+
+
+@dataclass(frozen=True)
+class CorpusChange:
+    """How the documents differ between two stored results: counts, and the ids added / removed when both
+    sides stored their document ids (results from before that, and history records, have counts only)."""
+
+    base_documents: int | None
+    cand_documents: int | None
+    added: int | None = None
+    removed: int | None = None
+
+    def describe(self) -> str:
+        """``corpus: +3 documents, −0 (1,398 → 1,401)``; with counts only ``corpus: +3 documents net (...)``."""
+        sizes = f"({_count(self.base_documents)} → {_count(self.cand_documents)})"
+        if self.added is not None and self.removed is not None:
+            return f"corpus: +{self.added:,} {_docs(self.added)}, −{self.removed:,} {sizes}"
+        if self.base_documents is not None and self.cand_documents is not None:
+            delta = self.cand_documents - self.base_documents
+            return f"corpus: {delta:+,} {_docs(delta)} net {sizes}"
+        return "corpus: changed (document counts not stored with these results: re-run to store them)"
+
+    @property
+    def ids_changed(self) -> bool | None:
+        """Documents added or removed (None: not known, the ids or counts were not stored)."""
+        if self.added is not None and self.removed is not None:
+            return bool(self.added or self.removed)
+        if self.base_documents is not None and self.cand_documents is not None:
+            return self.base_documents != self.cand_documents or None  # equal counts may still hide swaps
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"base_documents": self.base_documents, "cand_documents": self.cand_documents,
+                "added": self.added, "removed": self.removed, "description": self.describe()}
+
+
+def corpus_change(base_documents: int | None, cand_documents: int | None, base_ids: list[str] | None = None,
+                  cand_ids: list[str] | None = None) -> CorpusChange:
+    """The CorpusChange of two sides; ids (when both are known) give the added / removed counts.
+
+    >>> corpus_change(3, 4, ["a", "b", "c"], ["a", "b", "c", "d"]).describe()
+    'corpus: +1 document, −0 (3 → 4)'
+    >>> corpus_change(1398, 1401).describe()
+    'corpus: +3 documents net (1,398 → 1,401)'
+    """
+    if base_ids is None or cand_ids is None:
+        return CorpusChange(base_documents, cand_documents)
+    b, c = set(base_ids), set(cand_ids)
+    return CorpusChange(len(b), len(c), len(c - b), len(b - c))

@@ -173,6 +173,25 @@ def load_fingerprinted(results_dir: Path, model_name: str, task_name: str, metri
     return path.parent.name, {q: (fingerprint(q), v) for q, v in scores.items()}
 
 
+def stored_corpus(results_dir: Path, model_name: str, task_name: str, split: str = "test",
+                  subset: str = "default", with_ids: bool = True) -> tuple[int | None, list[str] | None]:
+    """(documents searched, their sorted ids) of a stored result; None for what results stored before
+    private-mteb kept them lack. The ids live in the rankings file, read only when asked for."""
+    path, _ = _per_query_file(results_dir, model_name, task_name, split, None)
+    st = path.stat()
+    data = _once(("per_query", str(path.resolve()), st.st_mtime_ns, st.st_size), lambda: read_json(path))
+    count = ((data.get("corpus_documents") or {}) if isinstance(data, dict) else {}).get(subset)
+    ids = None
+    rankings = path.parent / f"rankings_{split}.json.gz"
+    if with_ids and rankings.exists():
+        try:
+            stored = (read_json(rankings).get("corpus_ids") or {}).get(subset)
+        except (ValueError, OSError, AttributeError):  # a damaged rankings file: counts still tell the change
+            stored = None
+        ids = [str(i) for i in stored] if isinstance(stored, list) else None
+    return (count if isinstance(count, int) else (len(ids) if ids is not None else None)), ids
+
+
 def stored_metrics(results_dir: Path, model_name: str, task_name: str, split: str = "test",
                    subset: str = "default") -> list[str]:
     """The metric names stored per query for one model and task."""

@@ -233,9 +233,10 @@ def check_cmd(
                                             help="when the data differ, decide on the unchanged queries only"),
     fmt: str = typer.Option("table", "--format", help="table|json"),
 ) -> None:
-    """Regression gate for CI: exit 1 only if the drop is larger than allowed AND significant;
-    exit 2 if it cannot check everything the baseline has, the data differ (see --allow-changed-data),
-    or an option is wrong."""
+    """Regression gate for CI: exit 1 only if the drop is larger than allowed AND significant (one-sided);
+    a changed corpus (documents added or removed, the same questions and labels) is compared and said;
+    exit 2 if it cannot check everything the baseline has, the questions or labels differ (see
+    --allow-changed-data), or an option is wrong."""
     from ..analysis.gate import regression_gate
 
     if fmt not in ("table", "json"):
@@ -264,7 +265,8 @@ def check_cmd(
 
         print_json({"outcomes": [{"task": t, "baseline": b, "candidate": c, **asdict(r)} for t, b, c, r in run],
                     "skipped": list(run.skipped), "passed": run.passed, "judged": list(run.judged),
-                    "data": [{"task": t, **p.to_dict()} for (t, *_), p in zip(run, run.pairings)]})
+                    "data": [{"task": t, **p.to_dict(), "corpus": ch.to_dict() if ch else None}
+                             for (t, *_), p, ch in zip(run, run.pairings, run.corpora or [None] * len(run))]})
         if not run.passed:
             raise typer.Exit(EXIT_REGRESSION)
         return
