@@ -8,7 +8,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (AnyUrl, BaseModel, ConfigDict, Field, PastDate, TypeAdapter, ValidationError, ValidationInfo,
                       field_validator)
@@ -31,6 +31,13 @@ ANNOTATIONS = {
     "llm-reviewed": "LM-generated and reviewed",
     "derived": "derived",
 }
+
+
+#: The default relevance scale (like ir_datasets' ``qrels_defs``): shown wherever a person grades.
+DEFAULT_GRADES: dict[int, str] = {2: "answers the question", 1: "partly answers or gives needed context",
+                                  0: "not relevant"}
+#: How several raters' grades of one pair become the grade mteb scores (`private-mteb labels merge`).
+MERGE_RULES = ("median", "majority", "adjudicated")
 
 
 class TaskConfig(BaseModel):
@@ -60,6 +67,10 @@ class TaskConfig(BaseModel):
     date: tuple[str, str] | None = None
     prompts: dict[str, str] | None = None
     ignore_identical_ids: bool = False
+    #: grade -> what it means; the judging app shows it and accepts only these grades
+    grades: dict[int, str] = Field(default_factory=lambda: dict(DEFAULT_GRADES))
+    #: several raters' grades of a pair -> the one mteb scores
+    merge: Literal["median", "majority", "adjudicated"] = "median"
     # filled in by the loader, not by users
     path: Path | None = Field(default=None, exclude=True)
 
@@ -72,6 +83,21 @@ class TaskConfig(BaseModel):
             if not prompt.strip():
                 raise ValueError(f"prompts.{key} is empty: write the instruction or remove the key")
         return v
+
+    @field_validator("grades", mode="before")
+    @classmethod
+    def _grades(cls, v: Any) -> Any:
+        if not isinstance(v, dict):
+            raise ValueError("grades must be a mapping {grade: meaning}, e.g. {2: answers the question, "
+                             "1: partly answers, 0: not relevant}")
+        for key, meaning in v.items():
+            if isinstance(key, bool) or not isinstance(key, int) or key < 0:
+                raise ValueError(f"grades: {key!r} is not a whole number >= 0 (grades are integers: 0, 1, 2, ...)")
+            if not isinstance(meaning, str) or not meaning.strip():
+                raise ValueError(f"grades: {key} needs a meaning, e.g. {key}: \"answers the question\"")
+        if len(v) < 2:
+            raise ValueError(f"grades must define at least two levels, got {sorted(v)}")
+        return dict(sorted(v.items(), reverse=True))
 
     @field_validator("name")
     @classmethod
@@ -184,8 +210,15 @@ class TaskConfig(BaseModel):
             "prompts": dict(sorted((self.prompts or {}).items())),
             "ignore_identical_ids": self.ignore_identical_ids,
         }
+        if self.grades != DEFAULT_GRADES:  # what a grade means is part of the data (results made before re-run)
+            settings["grades"] = {str(k): v for k, v in sorted(self.grades.items())}
         canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    @property
+    def grade_scale(self) -> list[int]:
+        """The grades in ascending order (the ordinal scale kappa and alpha are computed on)."""
+        return sorted(self.grades)
 
     @property
     def base_dir(self) -> Path:

@@ -64,7 +64,7 @@ def test_pool_is_the_unlabelled_union_shuffled_with_texts(ran, tmp_path):
                                                               seed=1).rows] != pairs
     csv_path, jsonl_path = write_pool(p.rows, tmp_path / "pool.csv")
     first = json.loads(jsonl_path.read_text().splitlines()[0])
-    assert set(first) == {"query_id", "doc_id", "split", "query", "title", "document", "grade"}
+    assert set(first) == {"task", "query_id", "doc_id", "split", "query", "title", "document", "grade"}
     assert first["grade"] == "" and first["document"] == coll.corpus[first["doc_id"]]["text"]
     assert "model" not in csv_path.read_text().splitlines()[0]
 

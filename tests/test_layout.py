@@ -1,7 +1,8 @@
 """The house rules of runners/ and custom_tasks/, checked on the source (issue #10).
 
 * layers: data flows files -> custom_tasks -> config/results -> search -> execution; analysis
-  reads stored results only and never imports the execution layer (or search);
+  reads stored results only and never imports the execution layer (or search); the judging app builds on
+  analysis (pools, raters' files) and runs no model;
 * rooms of the execution layer (issue 30): each room imports only the rooms below it (ROOMS), holds at most
   MAX_ROOM_FILES files and says in its `__init__.py` docstring what it owns;
 * no import cycles between files: module A depends on module B when A's file imports B anywhere (module
@@ -31,7 +32,11 @@ FORBIDDEN = {
     "runners.results": {"runners.config", "runners.search", "runners.execution", "runners.analysis", "runners.cli"},
     "runners.search": {"runners.config", "runners.execution", "runners.analysis", "runners.cli"},
     "runners.execution": {"runners.analysis", "runners.cli"},
-    "runners.analysis": {"runners.execution", "runners.search.ann", "runners.search.hybrid", "runners.cli"},
+    "runners.analysis": {"runners.execution", "runners.search.ann", "runners.search.hybrid", "runners.cli",
+                         "runners.judging"},
+    # the judging app (issue 31): reads collections, stored rankings and raters' files like analysis; never runs
+    # a model
+    "runners.judging": {"runners.execution", "runners.search", "runners.cli"},
     # `kind: retriever` adapters: plug-ins handed an embedder, importing no layer of private-mteb
     "runners.retrievers": {"runners.config", "runners.results", "runners.search", "runners.execution",
                            "runners.analysis", "runners.cli"},

@@ -188,13 +188,14 @@ def test_custom_k_values_reach_mteb_and_every_accepted_name_is_reported(tiny_cop
 
 #: TaskConfig fields that do not change a score for the same data (source changes the data: content hash)
 NOT_SCORING = {"name", "description", "source", "languages", "domains", "license", "labels", "reference", "date",
-               "path", "generated_by"}
+               "path", "generated_by", "merge"}  # merge: the merged grades change the data revision instead
 SCORING_CHANGES = {
     "splits": ["test", "dev"],
     "main_score": "mrr_at_10",
     "k_values": [1, 10, 50],
     "prompts": {"query": "Find the help-desk page that answers the question"},
     "ignore_identical_ids": True,
+    "grades": {3: "perfect", 2: "good", 1: "fair", 0: "bad"},  # what a grade means (issue 31)
 }
 
 

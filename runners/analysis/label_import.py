@@ -47,7 +47,8 @@ def default_labels_path(cfg: TaskConfig) -> Path:
     return cfg.base_dir / f"{stem}.labels.jsonl"
 
 
-def _graded_rows(path: Path, base: Collection, annotator: str, date: str) -> tuple[list[dict[str, Any]], int]:
+def _graded_rows(path: Path, base: Collection, annotator: str, date: str,
+                 scale: list[int] | None = None) -> tuple[list[dict[str, Any]], int]:
     """Filled rows of a pool file as labels-file rows; empty grades are counted, bad ones are errors.
 
     CSV/TSV cells lose the quote `labels pool` put before formula-like text (spreadsheet.restore)."""
@@ -62,6 +63,8 @@ def _graded_rows(path: Path, base: Collection, annotator: str, date: str) -> tup
             empty += 1
             continue
         grade = parse_grade(t, loc, value)
+        if scale is not None and grade not in scale:
+            raise t.error(loc, f"grade {grade} is outside the task's scale {scale} (its YAML's `grades:`)")
         qid, doc_id = as_id(t.get(loc, row, "query_id")), as_id(t.get(loc, row, "doc_id"))
         split = as_id(row.get("split")) or (splits[0] if len(splits) == 1 else "")
         if split not in base.qrels:
@@ -108,7 +111,7 @@ def import_labels(file: Path, cfg: TaskConfig, annotator: str | None = None,
     base = load_collection({**cfg.source, "labels_file": None}, cfg.base_dir, cfg.name) if named else current
     labels_path = resolve(cfg.base_dir, named) if named else default_labels_path(cfg)
     when = (date or dt.date.today()).isoformat()
-    rows, empty = _graded_rows(file, base, annotator or getpass.getuser(), when)
+    rows, empty = _graded_rows(file, base, annotator or getpass.getuser(), when, cfg.grade_scale)
     if not rows:
         raise ConfigError(display_path(Path(file)), "no graded rows: fill the 'grade' column (2 = answers it, "
                                                     "1 = partly, 0 = not relevant) and import again")

@@ -57,7 +57,7 @@ def build_pool(results_dir: Path, collection: Collection, models: Sequence[str],
     for i in order:
         qid, doc_id = ordered[i]
         doc = collection.corpus[doc_id]
-        rows.append({"query_id": qid, "doc_id": doc_id, "split": split, "query": collection.queries[qid],
+        rows.append({"task": collection.name, "query_id": qid, "doc_id": doc_id, "split": split, "query": collection.queries[qid],
                      "title": doc.get("title", ""), "document": doc["text"], "grade": ""})
     return Pool(rows, len({q for q, _ in pairs}), per_model)
 

@@ -1,6 +1,8 @@
-"""`private-mteb labels judged|pool|import`: how much of each score rests on labels, and growing them.
+"""`private-mteb labels judged|pool|import|serve|plan|agreement|merge`: how much of each score rests on labels,
+and growing them.
 
-Thin over runners/analysis/judged.py, pool.py and label_import.py; no model library is loaded.
+Thin over runners/analysis/judged.py, pool.py and label_import.py (the judging commands: labels_judging.py);
+no model library is loaded.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from rich.table import Table
 from rich.text import Text
 
 from .common import App, console, friendly_errors, offline_default
+from .labels_judging import register
 
-app = App(no_args_is_help=True, help="Label coverage (judged@k), pooling for annotators, importing their grades.")
+app = App(no_args_is_help=True, help="Label coverage (judged@k), pooling for annotators, importing their grades, "
+                                     "judging in a browser and raters' agreement.")
 
 
 def _models(cfg: object, models: Optional[str]) -> list[str]:
@@ -117,3 +121,6 @@ def import_cmd(
                   + (f"; {r.ungraded} row(s) without a grade left out" if r.ungraded else ""), highlight=False)
     console.print(f"data revision {r.old_revision} -> {r.new_revision}: `private-mteb run` re-scores every "
                   "candidate (dense ones from cached vectors, nothing is encoded again)", highlight=False)
+
+
+register(app)  # serve, plan, agreement, merge (runners/cli/labels_judging.py)

@@ -6,7 +6,7 @@ models fail and how the private ranking relates to the public board. Nothing her
 runners.execution is never imported, and mteb only when the private-vs-public section is built.
 
 Modules: data (stored results), numbers (statistics), sections / experiments / public / provenance
-(the eight sections), figures + svg (plots), blocks (the document), html / markdown (renderers).
+(the sections; labels: coverage and raters' agreement), figures + svg (plots), blocks (the document), html / markdown (renderers).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from .cost import cost_section
 from .data import config_candidates, load_task, resolve_baseline
 from .experiments import experiments
 from .html import render_html
+from .labels import labels_section
 from .markdown import render_markdown
 from .over_time import over_time_section
 from .provenance import provenance
@@ -48,7 +49,7 @@ def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text
     nums = [sections.task_numbers(td, ctx) for td in tasks]
     config = cfg.path.name if cfg.path else cfg.name  # the set the summary's best is drawn from
     parts: list[Section | None] = [sections.summary(nums, config), sections.results_table(nums, ctx),
-                                   sections.forest(nums, ctx), sections.per_query(nums, ctx),
+                                   sections.forest(nums, ctx), sections.per_query(nums, ctx), labels_section(nums),
                                    experiments(cfg, tasks, stored), cost_section(cfg, tasks, nums, margin),
                                    over_time_section(cfg, [(td.name, td.main_metric) for td in tasks])]
     if with_public:

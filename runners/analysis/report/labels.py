@@ -1,0 +1,61 @@
+"""The report's "Labels" section: how much of each score rests on labels, who judged, and how alike.
+
+Per task: judged@10 per candidate (the share of its top-10 that carries a label, as in the results table),
+the raters of `labels/<task>/` with how much each judged, and their agreement (weighted kappa per pair of
+raters and Krippendorff's alpha, each with its 95% bootstrap interval) in one plain sentence. Shown only
+for tasks that have judged@10 numbers or raters' files; no document or question text appears.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ..rater_agreement import agreement
+from ..ratings import judging_dir, read_all
+from .blocks import Paragraph, Section, Table
+
+RESAMPLES = 2000
+
+
+def _ci(iv: object) -> str:
+    est, low, high = (getattr(iv, k, math.nan) for k in ("estimate", "low", "high"))
+    return "n/a" if est != est else f"{est:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def labels_section(all_numbers: list, seed: int = 0) -> Section | None:
+    """None when no task has coverage numbers or raters."""
+    sec = Section("labels", "Labels")
+    for tn in all_numbers:
+        td = tn.td
+        blocks: list = []
+        if tn.judged:
+            blocks.append(Table(["candidate", "judged@10"], [[c, f"{v:.2f}"] for c, v in tn.judged.items()],
+                                f"{td.name}: share of each candidate's top-10 with a label"))
+        files = read_all(td.config, judging_dir(td.config)) if td.config is not None else []
+        files = [f for f in files if f.judgments]
+        if files:
+            rep = agreement(td.config, files, None, RESAMPLES, seed)
+            blocks.append(Table(["rater", "graded", "skipped", "unsure"],
+                                [[r, str(c["graded"]), str(c["skip"]), str(c["unsure"])]
+                                 for r, c in rep.raters.items()],
+                                f"{td.name}: who judged how much ({rep.n_items} pairs graded, {rep.n_multi} by two "
+                                "or more raters)"))
+            if rep.pairs:
+                rows = [[f"{p.a} / {p.b}", str(p.n), _ci(p.kappa), _ci(p.kappa_quadratic), f"{p.differ_by_two:.0%}"]
+                        for p in rep.pairs]
+                rows.append(["all raters: Krippendorff's alpha (ordinal)", str(rep.n_multi), "", _ci(rep.alpha),
+                             f"{rep.differ_by_two:.0%}"])
+                blocks.append(Table(["raters", "pairs", "kappa [95% CI]", "weighted kappa [95% CI]",
+                                     "differ by two grades"], rows,
+                                    f"{td.name}: agreement on the pairs graded twice (bootstrap over pairs, "
+                                    f"{RESAMPLES} resamples)"))
+            sentence = rep.sentence
+            blocks.append(Paragraph(sentence[0].upper() + sentence[1:] + ".", "verdict"))
+            if rep.warnings:
+                blocks.append(Paragraph(f"{len(rep.warnings)} line(s) of the raters' files were skipped (broken or "
+                                        f"outside the scale); `private-mteb labels agreement -t {td.name}` names "
+                                        "them.", "note"))
+        if blocks:
+            sec.subsections.append(Section("labels-" + re.sub(r"[^a-z0-9]+", "-", td.name.lower()), td.name, blocks))
+    return sec if sec.subsections else None

@@ -1,0 +1,260 @@
+"""`private-mteb labels serve|plan|agreement|merge`: judging in a browser, several raters, their agreement.
+
+Thin over runners/judging (the app) and runners/analysis (ratings, rater_agreement, label_merge); registered
+on the `labels` sub-app by runners/cli/labels.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from .common import console, err_console, offline_default, print_json
+
+
+def _task_and_items(task: Optional[str], pool: Optional[Path], config: Optional[Path], depth: int,
+                    models: Optional[str], split: str, seed: int) -> tuple[Any, Any, list[Any]]:
+    """(task config, collection, items) from `--pool FILE` (its task from -t or the pool) or `--config`."""
+    from custom_tasks.config import resolve_task_config
+    from custom_tasks.sources import load_collection
+
+    from ..analysis.errors import AnalysisError
+    from ..judging.items import items_from_keys, items_from_pool
+
+    if pool is not None and config is not None:
+        raise AnalysisError("give --pool or --config, not both")
+    if pool is not None:
+        if task is None:
+            import json
+
+            first = next((ln for ln in open(pool, encoding="utf-8", errors="replace") if ln.strip()), "{}") \
+                if Path(pool).is_file() else "{}"
+            try:
+                task = json.loads(first).get("task")
+            except (json.JSONDecodeError, AttributeError):
+                task = None
+            if not task:
+                raise AnalysisError(f"{pool}: the pool names no task: add --task")
+        cfg = resolve_task_config(task)
+        collection = load_collection(cfg.source, cfg.base_dir, cfg.name)
+        return cfg, collection, items_from_pool(pool, cfg, collection)
+    from ..analysis.judged import task_collection
+    from ..analysis.pool import build_pool
+    from ..config.benchmark import BenchmarkConfig
+    from ..config.task_lookup import pick_task, task_config_for
+
+    bench = BenchmarkConfig.from_file(config or Path("configs/benchmarks/demo.yaml"))
+    entry = pick_task(bench, task)
+    cfg = task_config_for(entry, bench)
+    collection = task_collection(entry, bench)
+    p = build_pool(bench.results_path, collection, models_of(bench, models), depth, split, seed)
+    if not p.rows:
+        raise AnalysisError(f"the candidates' top-{depth} holds no unlabelled pair of {cfg.name}: nothing to judge")
+    return cfg, collection, items_from_keys([(r["split"], r["query_id"], r["doc_id"]) for r in p.rows], collection)
+
+
+def models_of(cfg: Any, models: Optional[str]) -> list[str]:
+    """Results names: `--models a,b` (names or labels), else the config's models and experiment candidates
+    (the one rule of every command: runners/analysis/candidate_set.py)."""
+    from ..analysis.candidate_set import candidate_set
+
+    return list(candidate_set(cfg, [m.strip() for m in models.split(",") if m.strip()] if models else None).names)
+
+
+def _folder(cfg: Any, labels_dir: Optional[Path]) -> Path:
+    from ..analysis.ratings import judging_dir
+
+    return judging_dir(cfg, labels_dir)
+
+
+LABELS_DIR = typer.Option(None, "--labels-dir", help="folder of the raters' files (default: labels/ of the project)")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the judging commands to the `labels` sub-app."""
+
+    @app.command("serve")
+    def serve(
+        rater: str = typer.Option(..., "--rater", help="your name: your grades go to labels/<task>/<rater>.jsonl"),
+        task: Optional[str] = typer.Option(None, "--task", "-t", help="task name or YAML (default: the pool's)"),
+        pool: Optional[Path] = typer.Option(None, "--pool", help="a `labels pool` JSONL file"),
+        config: Optional[Path] = typer.Option(None, "--config", "-c", help="pool this benchmark's candidates' top-k"),
+        depth: int = typer.Option(10, "--depth", min=1, help="top-k of each candidate to pool (with --config)"),
+        models: Optional[str] = typer.Option(None, "--models", help="a,b,...: candidates to pool (with --config)"),
+        split: str = typer.Option("test", "--split"),
+        seed: int = typer.Option(0, "--seed", help="seed of the item order"),
+        host: str = typer.Option("127.0.0.1", "--host", help="interface to listen on (default: this machine only)"),
+        port: int = typer.Option(8765, "--port", min=0, max=65535, help="0: any free port"),
+        adjudicate: bool = typer.Option(False, "--adjudicate", help="judge the raters' disagreements (merge: "
+                                                                    "adjudicated)"),
+        labels_dir: Optional[Path] = LABELS_DIR,
+    ) -> None:
+        """A local judging web app: one (question, document) pair at a time, keys 0/1/2, every grade fsynced."""
+        offline_default()
+        from ..judging.server import is_loopback, open_session
+        from ..judging.server import serve as run_server
+
+        cfg, collection, items = _task_and_items(task, pool, config, depth, models, split, seed)
+        started = open_session(cfg, collection, items, rater, _folder(cfg, labels_dir), seed, adjudicate)
+        s = started.session
+        for w in s.warnings:
+            err_console.print(Text.assemble(("warning:", "yellow"), f" {w}"))
+        if not is_loopback(host):
+            err_console.print(Text.assemble(("warning:", "yellow"), f" listening on {host}: anyone who can reach "
+                                            "this machine and has the URL can read the documents and post grades"))
+        what = "disagreements to adjudicate" if adjudicate else ("items planned for you" if started.of_plan
+                                                                else "items")
+        console.print(Text(f"{cfg.name}: {len(s.items)} {what}, {started.resumed} judged before; grades -> "
+                           f"{s.path}"), highlight=False)
+
+        def announce(url: str) -> None:
+            console.print(Text(f"judging app: {url}   (Ctrl-C to stop; every grade is saved as you go)"),
+                          highlight=False)
+            console.file.flush()
+
+        run_server(s, host, port, announce)
+
+    @app.command("plan")
+    def plan(
+        raters: str = typer.Option(..., "--raters", help="ana,bo,cy"),
+        overlap: float = typer.Option(0.2, "--overlap", help="share of the items graded by two raters"),
+        task: Optional[str] = typer.Option(None, "--task", "-t"),
+        pool: Optional[Path] = typer.Option(None, "--pool", help="a `labels pool` JSONL file"),
+        config: Optional[Path] = typer.Option(None, "--config", "-c", help="pool this benchmark's candidates' top-k"),
+        depth: int = typer.Option(10, "--depth", min=1),
+        models: Optional[str] = typer.Option(None, "--models"),
+        split: str = typer.Option("test", "--split"),
+        seed: int = typer.Option(0, "--seed"),
+        labels_dir: Optional[Path] = LABELS_DIR,
+    ) -> None:
+        """Share the items among raters so that `--overlap` of them get two raters (agreement is measured there)."""
+        offline_default()
+        from ..judging.plan import make_plan, write_plan
+
+        cfg, _, items = _task_and_items(task, pool, config, depth, models, split, seed)
+        names = [r.strip() for r in raters.split(",") if r.strip()]
+        share = make_plan([it.key for it in items], names, overlap, seed)
+        path = write_plan(_folder(cfg, labels_dir), cfg, share, overlap, seed)
+        doubled = len(items) and sum(len(v) for v in share.values()) - len(items)
+        console.print(Text(f"{cfg.name}: {len(items)} items, {doubled} of them for two raters -> {path}"),
+                      highlight=False)
+        for r, ks in share.items():
+            console.print(Text(f"  {r}: {len(ks)} items   `private-mteb labels serve -t {cfg.name} "
+                               f"{'--pool ' + str(pool) if pool else '-c ' + str(config or 'configs/benchmarks/demo.yaml')}"
+                               f" --rater {r}`"), highlight=False)
+
+    @app.command("agreement")
+    def agreement_cmd(
+        task: str = typer.Option(..., "--task", "-t", help="task name (configs/tasks) or YAML path"),
+        fmt: str = typer.Option("text", "--format", help="text|json|csv"),
+        resamples: int = typer.Option(2000, "--resamples", min=100),
+        seed: int = typer.Option(0, "--seed"),
+        show: int = typer.Option(20, "--show", min=0, help="disagreements listed in text output"),
+        labels_dir: Optional[Path] = LABELS_DIR,
+    ) -> None:
+        """Cohen's kappa per pair of raters, Krippendorff's alpha, 95% bootstrap CIs, the disagreements."""
+        from custom_tasks.config import resolve_task_config
+        from custom_tasks.sources import load_collection
+
+        from ..analysis.errors import AnalysisError
+        from ..analysis.rater_agreement import agreement
+        from ..analysis.ratings import read_all
+
+        if fmt not in ("text", "json", "csv"):
+            raise typer.BadParameter(f"unknown format '{fmt}' (text|json|csv)", param_hint="--format")
+        cfg = resolve_task_config(task)
+        folder = _folder(cfg, labels_dir)
+        files = read_all(cfg, folder)
+        if not files:
+            raise AnalysisError(f"{folder}: no rater's file yet: grade with `private-mteb labels serve -t {cfg.name} "
+                                "--rater NAME`")
+        queries = load_collection(cfg.source, cfg.base_dir, cfg.name).queries
+        rep = agreement(cfg, files, queries, resamples, seed)
+        for w in rep.warnings:
+            err_console.print(Text.assemble(("warning:", "yellow"), f" {w}"))
+        if fmt == "json":
+            print_json(rep.as_dict())
+        elif fmt == "csv":
+            _print_csv(rep)
+        else:
+            _print_text(rep, show)
+
+
+    @app.command("merge")
+    def merge(
+        task: str = typer.Option(..., "--task", "-t", help="task name (configs/tasks) or YAML path"),
+        labels_dir: Optional[Path] = LABELS_DIR,
+    ) -> None:
+        """Merge the raters' grades (the YAML's `merge:` rule) into the task's labels file: what mteb scores."""
+        from custom_tasks.config import resolve_task_config
+
+        from ..analysis.label_merge import merge_into_labels
+
+        cfg = resolve_task_config(task)
+        r = merge_into_labels(cfg, _folder(cfg, labels_dir))
+        for w in r.warnings:
+            err_console.print(Text.assemble(("warning:", "yellow"), f" {w}"))
+        console.print(Text(f"{cfg.name}: {r.merged} pair(s) merged by `merge: {cfg.merge}` ({r.changed} changed)"
+                           + (f", {r.pending} disagreement(s) left for the adjudicator (`labels serve --adjudicate`)"
+                              if r.pending else "") + f" -> {r.labels_path}"), highlight=False)
+        console.print(Text(f"data revision {r.old_revision} -> {r.new_revision}" + (
+            ": `private-mteb run` re-scores every candidate (dense ones from cached vectors, nothing is encoded "
+            "again)" if r.old_revision != r.new_revision else " (unchanged)")), highlight=False)
+
+
+def _iv(iv: Any) -> str:
+    return "n/a" if iv is None or iv.estimate != iv.estimate else f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]"
+
+
+def _print_csv(rep: Any) -> None:
+    import sys
+
+    from ..results.spreadsheet import csv_text
+
+    cols = ["statistic", "rater_a", "rater_b", "n", "estimate", "ci_low", "ci_high", "differ_by_two"]
+    rows = []
+    for p in rep.pairs:
+        for name, iv in (("cohen_kappa", p.kappa), ("cohen_kappa_quadratic", p.kappa_quadratic)):
+            rows.append([name, p.a, p.b, p.n, iv.estimate, iv.low, iv.high, p.differ_by_two])
+    if rep.alpha is not None:
+        rows.append(["krippendorff_alpha_ordinal", "all", "", rep.n_multi, rep.alpha.estimate, rep.alpha.low,
+                     rep.alpha.high, rep.differ_by_two])
+    sys.stdout.write(csv_text(cols, rows))
+
+
+def _print_text(rep: Any, show: int) -> None:
+    t = Table("rater", "graded", "skipped", "unsure", title=f"{rep.task}: raters ({rep.n_items} pairs graded, "
+                                                            f"{rep.n_multi} by two or more)")
+    for r, c in rep.raters.items():
+        t.add_row(Text(r), str(c["graded"]), str(c["skip"]), str(c["unsure"]))
+    console.print(t)
+    if rep.pairs:
+        t = Table("raters", "pairs", "kappa [95% CI]", "weighted kappa (quadratic) [95% CI]", "differ by 2",
+                  title="Cohen's kappa per pair of raters (bootstrap over pairs)")
+        for p in rep.pairs:
+            t.add_row(Text(f"{p.a} / {p.b}"), str(p.n), _iv(p.kappa), _iv(p.kappa_quadratic), f"{p.differ_by_two:.1%}")
+        console.print(t)
+        console.print(Text(f"Krippendorff's alpha (ordinal), all raters: {_iv(rep.alpha)}"), highlight=False)
+        for p in rep.pairs:
+            t = Table(title=Text(f"confusion: {p.a} (rows) vs {p.b}"))
+            t.add_column(Text(f"{p.a} \\ {p.b}"))
+            for g in rep.scale:
+                t.add_column(str(g))
+            for g, row in zip(rep.scale, p.confusion):
+                t.add_row(str(g), *[str(v) for v in row])
+            console.print(t)
+    console.print(Text(rep.sentence), highlight=False)
+    if rep.disagreements and show:
+        t = Table("query", "document", "grades", "question", title=f"disagreements to adjudicate "
+                                                                    f"({len(rep.disagreements)}; widest first)")
+        for d in rep.disagreements[:show]:
+            t.add_row(Text(d["query_id"]), Text(d["doc_id"]), Text(", ".join(f"{r} {g}" for r, g in
+                                                                             d["grades"].items())),
+                      Text(d["query"][:70]))
+        console.print(t)
+        if len(rep.disagreements) > show:
+            console.print(f"... {len(rep.disagreements) - show} more (--show N, or --format json)", highlight=False)

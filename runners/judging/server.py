@@ -1,0 +1,111 @@
+"""`labels serve`: find this rater's items, open their file, and serve the judging app with uvicorn.
+
+Binds 127.0.0.1 unless told otherwise: the documents are the team's private collection. The socket is bound
+here (port 0: any free port) so the printed URL is the real one before the first request; the URL carries
+the token every request needs.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from custom_tasks.collection import Collection
+from custom_tasks.config import TaskConfig
+from custom_tasks.readers._io import display_path
+
+from ..analysis.errors import AnalysisError
+from ..analysis.rater_agreement import agreement
+from ..analysis.ratings import ADJUDICATION, check_rater_name, read_all
+from .items import Item, items_from_keys, rater_order
+from .plan import read_plan, rater_share
+from .session import JudgingSession
+
+
+@dataclass
+class Started:
+    session: JudgingSession
+    resumed: int  # items this rater had judged before
+    of_plan: bool
+
+
+def rater_path(folder: Path, rater: str) -> Path:
+    """The rater's file; a name that differs from an existing file's only in case is refused (on a
+    case-insensitive disk it would be the same file, and on any disk it is surely the same person)."""
+    path = Path(folder) / f"{rater}.jsonl"
+    for other in Path(folder).glob("*.jsonl") if Path(folder).is_dir() else []:
+        if other.stem != rater and other.stem.lower() == rater.lower():
+            raise AnalysisError(f"--rater {rater}: {display_path(other)} belongs to '{other.stem}': resume with "
+                                f"--rater {other.stem}, or choose another name")
+    return path
+
+
+def open_session(cfg: TaskConfig, collection: Collection, items: list[Item], rater: str, folder: Path,
+                 seed: int = 0, adjudicate: bool = False) -> Started:
+    """This rater's share (their part of the plan, or the disagreements when adjudicating) in their order."""
+    check_rater_name(rater)
+    if adjudicate:
+        report = agreement(cfg, read_all(cfg, folder), n_resamples=0)
+        wanted = {(d["split"], d["query_id"], d["doc_id"]) for d in report.disagreements}
+        if not wanted:
+            raise AnalysisError(f"{display_path(Path(folder))}: no disagreement to adjudicate")
+        items = items_from_keys(sorted(wanted), collection)
+        path, of_plan = Path(folder) / f"{ADJUDICATION}.jsonl", False
+    else:
+        share = rater_share(read_plan(folder, cfg), rater, folder)
+        if share is not None:
+            inside = [it for it in items if it.key in share]
+            if not inside:
+                raise AnalysisError(f"{display_path(Path(folder) / 'plan.json')} was made from another pool: none "
+                                    f"of {rater}'s planned items is in this one; make the plan again")
+            items = inside
+        path, of_plan = rater_path(folder, rater), share is not None
+    session = JudgingSession.open(cfg, rater, rater_order(items, rater, seed), path)
+    return Started(session, session.progress()["done"], of_plan)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket (port 0: a free one); a port in use is one line, exit 2."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise AnalysisError(f"cannot listen on {host}:{port} ({e.strerror}): choose another --port (0: any free "
+                            "one)") from None
+    sock.listen(64)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(session: JudgingSession, host: str, port: int, announce: Callable[[str], None],
+          token: str | None = None) -> None:
+    """Serve until Ctrl-C; `announce` gets the URL (with the token) once the socket listens."""
+    import uvicorn
+
+    from .app import make_app
+
+    app, token = make_app(session, token)
+    sock = bind(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    announce(f"http://{shown}:{sock.getsockname()[1]}/?token={token}")
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        session.close()
+        sock.close()

@@ -1,0 +1,212 @@
+"""The judging app (`labels serve`) as a rater meets it: the real server in a subprocess, real headless Chromium
+pressing keys. Grades reach the rater's file before the screen moves on, survive kill -9, resume on reload and
+restart; two raters at once keep to their own files; no token, no access; hostile documents are only text.
+
+Needs Debian's `chromium` and the PyPI package `playwright` (drives the system browser, no download), as
+tests/test_report_browser.py; skipped, saying why, when either is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from judging_fixture import Server, lines, write_task
+from test_report_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401 - the same skips and launch flags
+
+TASK = "TinyKBRetrieval"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+def _page(browser, url: str):
+    page = browser.new_page(viewport={"width": 1280, "height": 860})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(url, wait_until="load")
+    page.wait_for_selector("body[data-index]")
+    page.errors = errors  # type: ignore[attr-defined]
+    return page
+
+
+def _grade(page, key: str, n_saved: int) -> None:
+    """Press a key and wait for the server's acknowledgement (the page counts them)."""
+    page.keyboard.press(key)
+    page.wait_for_selector(f"body[data-saved='{n_saved}']", timeout=10_000)
+
+
+def _shown(page) -> tuple[str, str]:
+    return page.inner_text("#query"), page.inner_text("#text")
+
+
+@pytest.fixture
+def task(tmp_path):
+    return write_task(tmp_path)
+
+
+def _file(yaml_path: Path, rater: str) -> Path:
+    return yaml_path.parent / "labels" / TASK / f"{rater}.jsonl"
+
+
+def test_keyboard_grading_of_ten_items_writes_ten_lines(browser, task):
+    yaml_path, pool = task
+    keys = ["2", "0", "1", "0", "0", "2", "1", "0", "s", "u"]
+    with Server("-t", str(yaml_path), "--pool", str(pool), "--rater", "ana") as srv:
+        page = _page(browser, srv.url)
+        shown = []
+        for n, key in enumerate(keys, 1):
+            shown.append(_shown(page))
+            _grade(page, key, n)
+        assert page.inner_text("#where").startswith("10 / 30 done")
+        assert not page.errors, page.errors
+    got = lines(_file(yaml_path, "ana"))
+    assert len(got) == 10
+    assert [r["grade"] for r in got] == [2, 0, 1, 0, 0, 2, 1, 0, None, None]
+    assert [r["status"] for r in got][-2:] == ["skip", "unsure"]
+    assert {r["rater"] for r in got} == {"ana"} and all(r["time"] for r in got)
+    assert len({(r["query_id"], r["doc_id"]) for r in got}) == 10  # ten different items, one line each
+    # the line is about the pair that was on screen
+    from custom_tasks.config import TaskConfig
+    from custom_tasks.sources import load_collection
+
+    cfg = TaskConfig.from_file(yaml_path)
+    c = load_collection(cfg.source, cfg.base_dir, cfg.name)
+    assert [(c.queries[r["query_id"]], c.corpus[r["doc_id"]]["text"]) for r in got] == shown
+
+
+def test_reload_resumes_and_previous_regrades(browser, task):
+    yaml_path, pool = task
+    with Server("-t", str(yaml_path), "--pool", str(pool), "--rater", "ana") as srv:
+        page = _page(browser, srv.url)
+        for n, key in enumerate("210", 1):
+            _grade(page, key, n)
+        fourth = _shown(page)
+        page.reload(wait_until="load")
+        page.wait_for_selector("body[data-index='3']")
+        assert _shown(page) == fourth
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_selector("body[data-index='2']")
+        assert "already graded 0" in page.inner_text("#status")
+        _grade(page, "2", 1)  # a re-grade is a new line; the screen goes on to the first open item
+        page.wait_for_selector("body[data-index='3']")
+    got = lines(_file(yaml_path, "ana"))
+    assert [r["grade"] for r in got] == [2, 1, 0, 2] and got[2]["doc_id"] == got[3]["doc_id"]
+
+
+def test_kill_9_right_after_an_acknowledged_grade_loses_nothing(browser, task):
+    yaml_path, pool = task
+    args = ("-t", str(yaml_path), "--pool", str(pool), "--rater", "ana")
+    srv = Server(*args)
+    try:
+        page = _page(browser, srv.url)
+        for n, key in enumerate("20102", 1):
+            _grade(page, key, n)
+        srv.kill9()  # no shutdown handler runs
+    finally:
+        srv.stop()
+    assert [r["grade"] for r in lines(_file(yaml_path, "ana"))] == [2, 0, 1, 0, 2]
+    with open(_file(yaml_path, "ana"), "ab") as f:
+        f.write(b'{"task": "TinyKBRetrieval", "split": "te')  # a line cut by a crash mid-write
+    with Server(*args) as again:
+        assert "line skipped" in again.output
+        page = _page(browser, again.url)
+        page.wait_for_selector("body[data-index='5']")  # the first item without a judgment
+        _grade(page, "1", 1)
+    raw = _file(yaml_path, "ana").read_text().splitlines()
+    assert len(raw) == 7 and json.loads(raw[-1])["grade"] == 1  # the cut line did not swallow the next one
+
+
+def test_two_raters_at_once_keep_to_their_own_files(browser, task):
+    yaml_path, pool = task
+    with Server("-t", str(yaml_path), "--pool", str(pool), "--rater", "ana") as a, \
+            Server("-t", str(yaml_path), "--pool", str(pool), "--rater", "bo") as b:
+        pa, pb = _page(browser, a.url), _page(browser, b.url)
+        for n in range(1, 13):
+            pa.keyboard.press("2")
+            pb.keyboard.press("0")  # both in flight at once
+            pa.wait_for_selector(f"body[data-saved='{n}']")
+            pb.wait_for_selector(f"body[data-saved='{n}']")
+        # a second server for the same rater is refused (it would write the same file)
+        import subprocess
+        import sys
+
+        dup = subprocess.run([sys.executable, "-m", "runners.cli", "labels", "serve", "-t", str(yaml_path), "--pool",
+                              str(pool), "--rater", "ana", "--port", "0"], capture_output=True, text=True, timeout=60)
+        assert dup.returncode == 2 and "open in another judging server" in dup.stdout + dup.stderr
+    ana, bo = lines(_file(yaml_path, "ana")), lines(_file(yaml_path, "bo"))
+    assert len(ana) == len(bo) == 12
+    assert {r["rater"] for r in ana} == {"ana"} and {r["grade"] for r in ana} == {2}
+    assert {r["rater"] for r in bo} == {"bo"} and {r["grade"] for r in bo} == {0}
+    assert [r["doc_id"] for r in ana] != [r["doc_id"] for r in bo]  # each rater has their own seeded order
+
+
+def _status(url: str, data: bytes | None = None, headers: dict | None = None) -> int:
+    req = urllib.request.Request(url, data=data, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_a_request_without_the_token_is_refused(browser, task):
+    yaml_path, pool = task
+    with Server("-t", str(yaml_path), "--pool", str(pool), "--rater", "ana") as srv:
+        body = json.dumps({"index": 0, "grade": 2, "status": "graded"}).encode()
+        assert _status(srv.base + "/") == 403
+        assert _status(srv.base + "/api/state") == 403
+        assert _status(srv.base + "/api/item/0") == 403
+        assert _status(srv.base + "/api/judge", body, {"Content-Type": "application/json"}) == 403
+        assert _status(srv.base + "/api/judge", body, {"X-Judging-Token": srv.token[:-1] + "x"}) == 403
+        assert _status(srv.base + "/?token=" + srv.token[:-2]) == 403
+        page = browser.new_page()
+        page.goto(srv.base + "/", wait_until="load")
+        assert "needs the token" in page.inner_text("body")
+        assert _status(srv.base + "/api/state", headers={"X-Judging-Token": srv.token}) == 200
+    assert not _file(yaml_path, "ana").exists() or lines(_file(yaml_path, "ana")) == []
+
+
+HOSTILE = {"evil": ("<img src=x onerror=\"window.__pwned='title'\">",
+                    "before <script>window.__pwned='script'</script> <img src=x onerror=\"window.__pwned='img'\"> "
+                    "\x1b[31mRED\x1b[0m =HYPERLINK(\"http://evil.example\",\"click\") vpn after")}
+
+
+def test_a_hostile_document_is_shown_as_text_and_runs_nothing(browser, tmp_path):
+    yaml_path, pool = write_task(tmp_path, HOSTILE, n_pool=1)  # q1: "how do I connect to the vpn ..."
+    with Server("-t", str(yaml_path), "--pool", str(pool), "--rater", "ana") as srv:
+        page = browser.new_page()
+        requests, dialogs = [], []
+        page.on("request", lambda r: requests.append(r.url))
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(srv.url, wait_until="load")
+        page.wait_for_selector("body[data-index='0']")
+        page.wait_for_timeout(300)
+        text, title = page.inner_text("#text"), page.inner_text("#title")
+        assert "<script>window.__pwned='script'</script>" in text
+        assert "<img src=x onerror=\"window.__pwned='img'\">" in text
+        assert "=HYPERLINK(\"http://evil.example\",\"click\")" in text
+        assert "\u241b[31mRED\u241b[0m" in text and "\x1b" not in text  # the escape is shown, not acted on
+        assert title.startswith("<img src=x")
+        assert page.evaluate("window.__pwned") is None
+        assert page.evaluate("document.querySelectorAll('#item img, #item script').length") == 0
+        assert page.evaluate("document.querySelectorAll('script').length") == 1  # the page's own
+        assert not dialogs
+        assert all(u.startswith(srv.base) for u in requests), requests  # nothing fetched from elsewhere
+        assert "vpn" in page.evaluate("[...document.querySelectorAll('#text mark')].map(m => m.textContent)"
+                                      ".join(' ').toLowerCase()")  # the question's words are marked
+        page.keyboard.press("1")
+        page.wait_for_selector("body[data-saved='1']")
+    assert lines(tmp_path / "labels" / TASK / "ana.jsonl")[0]["doc_id"] == "evil"
