@@ -53,3 +53,32 @@ def test_no_warning_when_equally_judged(tmp_path):
     md = render(build_report(_bench(tmp_path, new_judged=True), with_public=False), "md")
     assert "| judged@10 |" in md
     assert "probably underestimated; pool" not in md
+
+
+def test_labels_section_shows_coverage_raters_and_agreement(tmp_path, monkeypatch):
+    """The "Labels" section: judged@10 per candidate, who judged how much, kappa and alpha with CIs, a sentence."""
+    import json
+
+    sk = __import__("pytest").importorskip("sklearn.metrics")
+    monkeypatch.setenv("PRIVATE_MTEB_PROJECT", str(tmp_path))  # labels/<task>/ of this project
+    folder = tmp_path / "labels" / TASK
+    folder.mkdir(parents=True)
+    pairs = [(q, d) for q in QUERIES for d in ("vpn-mac", "pwd", "wifi")]
+    a = [(i * 7) % 3 for i in range(len(pairs))]
+    b = [g if i % 5 else (g + 2) % 3 for i, g in enumerate(a)]
+    for rater, grades in (("ana", a), ("bo", b)):
+        (folder / f"{rater}.jsonl").write_text("".join(json.dumps(
+            {"task": TASK, "split": "test", "query_id": q, "doc_id": d, "grade": g, "status": "graded",
+             "rater": rater, "time": "2026-01-01T10:00:00+00:00"}) + "\n" for (q, d), g in zip(pairs, grades)))
+    md = render(build_report(_bench(tmp_path, new_judged=False), with_public=False), "md")
+    section = md[md.index(". Labels"):]
+    section = section[: section.index("\n## ")] if "\n## " in section else section
+    assert "share of each candidate's top-10 with a label" in section and "| Base | 0.50 |" in section
+    assert re.search(r"\| ana \| 30 \| 0 \| 0 \|", section) and re.search(r"\| bo \| 30 \| 0 \| 0 \|", section)
+    kq = sk.cohen_kappa_score(a, b, weights="quadratic")
+    assert re.search(rf"\| ana / bo \| 30 \| [^|]+ \| {kq:.2f} \\?\[[-0-9.]+, [-0-9.]+\\?\] \|", section), section
+    assert "Krippendorff's alpha (ordinal) over all 2 raters:" in section
+    assert "Two raters agree" in section and "of them differ by two grades" in section
+    monkeypatch.setenv("PRIVATE_MTEB_PROJECT", str(tmp_path / "other"))
+    empty = render(build_report(_bench(tmp_path / "other", new_judged=False), with_public=False), "md")
+    assert "Two raters" not in empty  # no raters' files there: coverage only

@@ -44,12 +44,13 @@ def labels_section(all_numbers: list, seed: int = 0) -> Section | None:
             if rep.pairs:
                 rows = [[f"{p.a} / {p.b}", str(p.n), _ci(p.kappa), _ci(p.kappa_quadratic), f"{p.differ_by_two:.0%}"]
                         for p in rep.pairs]
-                rows.append(["all raters: Krippendorff's alpha (ordinal)", str(rep.n_multi), "", _ci(rep.alpha),
-                             f"{rep.differ_by_two:.0%}"])
                 blocks.append(Table(["raters", "pairs", "kappa [95% CI]", "weighted kappa [95% CI]",
                                      "differ by two grades"], rows,
                                     f"{td.name}: agreement on the pairs graded twice (bootstrap over pairs, "
                                     f"{RESAMPLES} resamples)"))
+                blocks.append(Paragraph(f"Krippendorff's alpha (ordinal) over all {len(rep.raters)} raters: "
+                                        f"{_ci(rep.alpha)} on {rep.n_multi} pairs; {rep.differ_by_two:.0%} of them "
+                                        "differ by two grades or more.", "note"))
             sentence = rep.sentence
             blocks.append(Paragraph(sentence[0].upper() + sentence[1:] + ".", "verdict"))
             if rep.warnings:
