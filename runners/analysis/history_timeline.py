@@ -20,7 +20,7 @@ import numpy as np
 from .history import fingerprinted, record_changes
 from .pairing import corpus_change, pair_queries
 from .resampling import bootstrap_ci, randomization_test
-from .stats import format_p, metric_label
+from .stats import format_p, format_score, metric_label
 
 
 @dataclass
@@ -188,7 +188,8 @@ def format_timelines(timelines: Sequence[Timeline]) -> list[str]:
             docs = f"{s.corpus_size} docs" if s.corpus_size is not None else "? docs"
             grew = f" (+{s.corpus_delta})" if s.corpus_grew else (f" ({s.corpus_delta})" if s.corpus_delta else "")
             flag = " [accepted]" if s.accepted else ""
-            lines.append(f"  {when}  {s.git or '-':<14} {s.mean:.4f} [{s.ci_low:.4f}, {s.ci_high:.4f}]  "
+            scores = f"{format_score(s.mean)} [{format_score(s.ci_low)}, {format_score(s.ci_high)}]"
+            lines.append(f"  {when}  {s.git or '-':<14} {scores}  "
                          f"{docs}{grew}, {s.queries} queries  {s.what_changed()}{flag}")
             for d in s.changed_detail:
                 lines.append(f"      {d}")

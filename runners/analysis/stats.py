@@ -147,6 +147,19 @@ def ci_columns(a: Aligned, n_resamples: int = 10_000, confidence: float = 0.95,
             "std": x.std(axis=0, ddof=1) if n > 1 else np.nan}
 
 
+def format_score(x: float) -> str:
+    """A metric's value as every table prints it (`run`, `stats`, `history`...): 4 decimals, from the mean of
+    the stored per-query scores (mteb's own JSON keeps 5 rounded decimals, which can round the other way)."""
+    return f"{x:.4f}"
+
+
+def mean_score(scores: Scores) -> float:
+    """The mean `stats` prints for one candidate: the same alignment (sorted ids, NaN left out) and sum."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return float(align_scores({"x": scores}).x.mean(axis=0)[0])
+
+
 def format_p(p: float) -> str:
     """A p-value as verdicts and the gate print it: ``p<0.001``, ``p=0.004``, ``p=0.03``, ``p=nan``."""
     if np.isnan(p):

@@ -117,8 +117,8 @@ def best_sentence(rep: StatsReport, among: str) -> str:
     if not rows:
         return ""
     best = rows[0]
-    head = (f"best by {label} {among}: {best['candidate']} at {best['mean']:.4f} "
-            f"[{best['ci_low']:.4f}, {best['ci_high']:.4f}]")
+    head = (f"best by {label} {among}: {best['candidate']} at {stats.format_score(best['mean'])} "
+            f"[{stats.format_score(best['ci_low'])}, {stats.format_score(best['ci_high'])}]")
     if len(rows) < 2:
         return head
     second = rows[1]["candidate"]

@@ -169,7 +169,10 @@ def print_data(text: str) -> None:
 
 
 def fmt4(x: float) -> str:
-    return f"{x:.4f}"
+    """A metric's value, printed the one way every command prints it (analysis.stats.format_score)."""
+    from ..analysis.stats import format_score
+
+    return format_score(x)
 
 
 def _json_clean(x: Any) -> Any:

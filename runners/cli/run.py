@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import warnings
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.table import Table
@@ -158,16 +158,7 @@ def run(
         sys.stdout.write(_records_json(records, latency_rows) + "\n")
         sys.stdout.flush()
     else:
-        from ..analysis.stats import metric_label
-        from ..execution.run import SUMMARY_METRICS
-
-        table = Table("model", "task", *[metric_label(m) for m in SUMMARY_METRICS], "time", title="results (test split)")
-        for r in records:
-            if r.status == "failed":
-                continue
-            cells = [f"{r.scores.get(m, float('nan')):.4f}" for m in SUMMARY_METRICS]
-            when = "cached" if r.status == "skipped" else f"{r.seconds:.1f}s"
-            table.add_row(r.label, r.task, *cells, when)
+        table = results_table(records, cfg.results_path)
         if table.row_count:  # every run failed: the 'failed:' lines and the error say it, not an empty table
             console.print(table)
         if latency_rows:
@@ -183,3 +174,37 @@ def run(
         err_console.print(Text.assemble(("error:", "bold red"), f" {len(failed)} of {len(records)} run(s) failed "
                                         f"({', '.join(models)}): see the 'failed:' lines above"), soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def summary_cells(record: Any, results_dir: Path) -> list[str]:
+    """The run table's metric cells, from the same value `stats` prints: the mean of the stored per-query
+    scores, formatted by stats.format_score (mteb's JSON value, rounded to 5 decimals, only when no per-query
+    scores are stored)."""
+    from ..analysis.errors import AnalysisError
+    from ..analysis.per_query import load_score_map
+    from ..analysis.stats import format_score, mean_score
+    from ..execution.run import SUMMARY_METRICS
+
+    cells = []
+    for m in SUMMARY_METRICS:
+        value = record.scores.get(m, float("nan"))
+        try:
+            value = mean_score(load_score_map(results_dir, record.candidate, record.task, m))
+        except (AnalysisError, ValueError):  # no per-query file, metric or finite score stored: mteb's value
+            pass
+        cells.append(format_score(value))
+    return cells
+
+
+def results_table(records: list[Any], results_dir: Path) -> Table:
+    """The table `run` prints: one row per candidate x task that ran or was reused."""
+    from ..analysis.stats import metric_label
+    from ..execution.run import SUMMARY_METRICS
+
+    table = Table("model", "task", *[metric_label(m) for m in SUMMARY_METRICS], "time", title="results (test split)")
+    for r in records:
+        if r.status == "failed":
+            continue
+        when = "cached" if r.status == "skipped" else f"{r.seconds:.1f}s"
+        table.add_row(r.label, r.task, *summary_cells(r, results_dir), when)
+    return table
