@@ -46,6 +46,7 @@ FORBIDDEN = {
 #: (run.py, tasks.py). Lowest first: backends < encoding < cache < candidates, distributed < runner < measure.
 ROOMS = {
     "backends": set(),
+    "judging": set(),  # the LLM judge (labels judge): an HTTP client and its grades file, no model
     "encoding": {"backends"},
     "cache": {"encoding", "backends"},
     "candidates": {"cache", "encoding", "backends"},

@@ -38,6 +38,21 @@ def generator_warnings(task: str, generated_by: str | None, candidates: Iterable
             for name, label in candidates if same_family(name, generated_by) or same_family(label, generated_by)]
 
 
+def judge_warnings(task: str, judge_model: str | None, generated_by: str | None,
+                   candidates: Iterable[tuple[str, str]]) -> list[str]:
+    """One line per candidate of the LLM judge's family (its grades may favour it), and one when the judge is of
+    the family that wrote the task's questions (it grades its own writing)."""
+    if not judge_model:
+        return []
+    out = [f"{task}: {label} is of the family of the judge {judge_model}: LLM grades may favour it; compare its "
+           "ranking under human-only labels (`labels agreement --judge`)"
+           for name, label in candidates if same_family(name, judge_model) or same_family(label, judge_model)]
+    if generated_by and same_family(judge_model, generated_by):
+        out.append(f"{task}: the judge {judge_model} is of the family of {generated_by}, which wrote this task's LLM "
+                   "questions: it grades its own family's writing")
+    return out
+
+
 def default_tags(tags: list[str], query_tags: pd.DataFrame | Mapping[str, Mapping[str, Any]] | None) -> list[str]:
     """`tags` plus `source` when the task has both human and llm questions (and `source` is not there).
     `query_tags`: query id -> {tag: value} (what `stats` passes: no pandas), or a frame of them."""

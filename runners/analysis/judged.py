@@ -209,10 +209,16 @@ def judged_line(rep: JudgedReport, k: int = 10) -> str:
     return f"judged@{k}: " + ", ".join(f"{r['candidate']} {r['judged']:.2f}" for r in rows) + cap
 
 
-def task_collection(entry: str, bench: BenchmarkConfig | None = None) -> Collection:
-    """The collection (with any imported labels) of a benchmark's task entry (name or YAML path)."""
+def task_collection(entry: str, bench: BenchmarkConfig | None = None, llm: bool = True) -> Collection:
+    """The collection (with any imported labels) of a benchmark's task entry (name or YAML path); with ``bench``
+    and ``llm``, with the LLM grades its `labels: {use_llm}` policy scores on (what `run` scored)."""
     cfg = task_config_for(entry, bench)  # first: a public task (not found) never imports the readers
-    return task_config_collection(cfg)  # read once inside per_query.read_once
+    collection = task_config_collection(cfg)  # read once inside per_query.read_once
+    if llm and bench is not None and bench.labels.use_llm:
+        from ..config.label_policy import scored_collection
+
+        collection = scored_collection(collection, cfg, bench)[0]
+    return collection
 
 
 def judged_for_config(bench: BenchmarkConfig, models: Sequence[str], ks: Iterable[int] = (10,),

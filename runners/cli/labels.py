@@ -1,5 +1,5 @@
-"""`private-mteb labels judged|pool|import|serve|plan|agreement|merge`: how much of each score rests on labels,
-and growing them.
+"""`private-mteb labels judged|pool|import|judge|serve|plan|agreement|merge`: how much of each score rests on
+labels, and growing them.
 
 Thin over runners/analysis/judged.py, pool.py and label_import.py (the judging commands: labels_judging.py);
 no model library is loaded.
@@ -15,18 +15,12 @@ from rich.table import Table
 from rich.text import Text
 
 from .common import App, console, friendly_errors, offline_default
+from .labels_judge import config_models as _models
+from .labels_judge import judge_cmd
 from .labels_judging import register
 
 app = App(no_args_is_help=True, help="Label coverage (judged@k), pooling for annotators, importing their grades, "
                                      "judging in a browser and raters' agreement.")
-
-
-def _models(cfg: object, models: Optional[str]) -> list[str]:
-    """Results names: `--models a,b` (names or labels), else the config's models and experiment candidates
-    (the one rule of every command: runners/analysis/candidate_set.py)."""
-    from ..analysis.candidate_set import candidate_set
-
-    return list(candidate_set(cfg, [m.strip() for m in models.split(",") if m.strip()] if models else None).names)
 
 
 @app.command("judged")
@@ -92,7 +86,7 @@ def pool(
     from ..config.task_lookup import pick_task
 
     cfg = BenchmarkConfig.from_file(config)
-    collection = task_collection(pick_task(cfg, task), cfg)
+    collection = task_collection(pick_task(cfg, task), cfg, llm=False)  # pairs no human graded
     p = build_pool(cfg.results_path, collection, _models(cfg, models), depth, split, seed)
     csv_path, jsonl_path = write_pool(p.rows, out)
     console.print(f"{len(p.rows)} unlabelled pairs for {p.n_queries} queries (top-{depth} of {len(p.per_model)} "
@@ -123,4 +117,5 @@ def import_cmd(
                   "candidate (dense ones from cached vectors, nothing is encoded again)", highlight=False)
 
 
+app.command("judge")(friendly_errors(judge_cmd))  # the LLM judge (runners/cli/labels_judge.py)
 register(app)  # serve, plan, agreement, merge (runners/cli/labels_judging.py)

@@ -124,7 +124,7 @@ def latency_cmd(
 
     cfg.check_model_paths()
     check_tasks(cfg)
-    tasks = [load_task(t) for t in cfg.tasks]
+    tasks = [load_task(t, cfg) for t in cfg.tasks]
     cands = candidates_for(cfg)
     if models is not None:
         wanted = {m.strip() for m in models.split(",") if m.strip()}

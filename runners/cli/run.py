@@ -112,7 +112,7 @@ def run(
     as_json = fmt == "json"
     cfg.check_model_paths()  # before anything loads: not a failed candidate minutes into the run
     check_tasks(cfg)
-    tasks = [load_task(t) for t in cfg.tasks]
+    tasks = [load_task(t, cfg) for t in cfg.tasks]
     cands = candidates_for(cfg)
     out = err_console if as_json else console  # json: stdout holds the document only
     if not as_json:

@@ -14,6 +14,7 @@ from custom_tasks.errors import ConfigError
 from custom_tasks.yaml_io import line_at, read_yaml
 
 from ..search.params import LARGE_CORPUS_DOCS  # default `encode.large_corpus_docs` (search reads it too)
+from .judge import JudgeOptions, LabelsOptions
 from .model_spec import ENCODES_NOTHING, Backend, ModelSpec, Precision, with_backend
 
 DEFAULT_BENCHMARK = Path("configs/benchmarks/demo.yaml")
@@ -72,6 +73,8 @@ class BenchmarkConfig(BaseModel):
     history: str | None = None  # the run history folder (relative to this file); none: no history kept
     mlflow: MlflowOptions | None = None
     stats: StatsOptions = StatsOptions()
+    judge: JudgeOptions | None = None  # the LLM that grades pooled pairs (`labels judge`); none: nothing is sent
+    labels: LabelsOptions = LabelsOptions()  # whether LLM grades count in scoring
     path: Path | None = None
 
     @field_validator("tasks")
@@ -99,6 +102,8 @@ class BenchmarkConfig(BaseModel):
         if same:
             raise ValueError(f"models {same} are listed twice with the same results name and revision: they would "
                              "overwrite each other's results; give each a different name or revision")
+        if self.labels.use_llm and self.judge is None:
+            raise ValueError("labels.use_llm: fill_unjudged needs a `judge:` (whose grades to use)")
         return self
 
     @property

@@ -201,7 +201,7 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
     """
     results_dir = cfg.results_path
     clean_leftovers(results_dir, cfg.cache_path)
-    tasks = tasks if tasks is not None else [load_task(t) for t in cfg.tasks]
+    tasks = tasks if tasks is not None else [load_task(t, cfg) for t in cfg.tasks]
     candidates = candidates if candidates is not None else candidates_for(cfg)
     for cand in candidates:  # inputs read against the tasks now (a bad run file: file:line, exit 2), not mid-run
         if cand.check is not None:
@@ -310,7 +310,7 @@ def _failed(records: list[RunRecord], cand: Candidate, task_name: str, seconds: 
 
 def run_chunk_level(cfg: BenchmarkConfig, tasks: list[Any] | None = None, **run_kwargs: Any) -> list[RunRecord]:
     """Chunk-level scoring: each `score: chunk` entry's plain model on its <Task>@chunks... tasks."""
-    tasks = tasks if tasks is not None else [load_task(t) for t in cfg.tasks]
+    tasks = tasks if tasks is not None else [load_task(t, cfg) for t in cfg.tasks]
     plain = cfg.model_copy(update={"experiments": []})  # no recursion through the chunk-level hook
     records = []
     for dense, chunk_tasks in chunk_level_runs(cfg, tasks):

@@ -13,13 +13,25 @@ from ..config.benchmark import BenchmarkConfig
 from .encoding.models import check_models
 
 
-def load_task(name: str) -> Any:
-    """A private task (configs/tasks or a YAML path) or a public mteb task, with per-query capture."""
+def load_task(name: str, bench: BenchmarkConfig | None = None) -> Any:
+    """A private task (configs/tasks or a YAML path) or a public mteb task, with per-query capture.
+
+    With ``bench``, a private task is scored on the grades its `labels:` policy names (config/label_policy.py):
+    with `use_llm: fill_unjudged` the judge's grades fill the pairs no human graded, the task's revision is the
+    merged collection's, and ``task.labels_used`` says which grades those are (the run identity records it)."""
     from custom_tasks.config import find_task_configs
-    from custom_tasks.task import get_task, with_per_query_capture
+    from custom_tasks.task import get_task, task_from_collection, with_per_query_capture
 
     if name in find_task_configs() or Path(name).suffix in {".yaml", ".yml"}:
-        return get_task(name)
+        task = get_task(name)
+        if bench is None or not bench.labels.use_llm:
+            return task
+        from ..config.label_policy import scored_collection
+
+        collection, used = scored_collection(task.collection, task.task_config, bench)
+        task = task_from_collection(collection, task.task_config)
+        task.labels_used = used.as_dict()
+        return task
     import mteb  # lazy: ~5 s of torch, only for public tasks
 
     return with_per_query_capture(mteb.get_task(name))

@@ -103,7 +103,7 @@ def task_identity(task: Any) -> dict[str, Any]:
     meta = task.metadata
     cfg = getattr(task, "task_config", None)
     settings = getattr(cfg, "settings_fingerprint", None)
-    return {
+    out = {
         "name": meta.name,
         "dataset_revision": str(meta.dataset.get("revision")),
         "settings": settings() if callable(settings) else None,
@@ -113,6 +113,10 @@ def task_identity(task: Any) -> dict[str, Any]:
         "prompt": meta.prompt,
         "ignore_identical_ids": bool(getattr(task, "ignore_identical_ids", False)),
     }
+    used = getattr(task, "labels_used", None)
+    if used and used.get("use_llm"):  # LLM grades count: which, recorded with the result (absent otherwise, so
+        out["labels"] = used          # results scored on human grades keep their fingerprint)
+    return out
 
 
 def resolved_identity(cand: Any, memo_dir: Path | None = None) -> dict[str, Any]:

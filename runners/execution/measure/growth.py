@@ -164,7 +164,7 @@ def run_growth(cfg: BenchmarkConfig, tasks: list[Any] | None = None, force: bool
     entries = [(i, e) for i, e in enumerate(parse_experiments(cfg)) if isinstance(e, GrowthEntry)]
     if not entries:
         return []
-    tasks = tasks if tasks is not None else [load_task(t) for t in cfg.tasks]
+    tasks = tasks if tasks is not None else [load_task(t, cfg) for t in cfg.tasks]
     metrics = list(cfg.stats.metrics)
     out = []
     seen: dict[Path, Any] = {}  # distractor files read in this run

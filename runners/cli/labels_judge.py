@@ -1,0 +1,101 @@
+"""`private-mteb labels judge`: LLM grades for the pooled pairs, through the config's `judge:` endpoint.
+
+Thin over runners/execution/judging/judge.py (prompts, cache, the grades file) and judge_client.py (HTTP); the pool comes
+from analysis/pool.py (the candidates' top-k no human graded) or a pool file. Nothing is sent unless the config
+names `judge.endpoint`; the command says where the texts go before it sends any.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.text import Text
+
+from .common import console, err_console, offline_default
+
+
+def config_models(cfg: object, models: Optional[str]) -> list[str]:
+    """Results names: `--models a,b` (names or labels), else the config's models and experiment candidates
+    (the one rule of every command: runners/analysis/candidate_set.py)."""
+    from ..analysis.candidate_set import candidate_set
+
+    return list(candidate_set(cfg, [m.strip() for m in models.split(",") if m.strip()] if models else None).names)
+
+
+def _pool_rows(pool: Path, collection: Any) -> list[dict[str, Any]]:
+    """(query_id, doc_id, split) rows of a pool file (`labels pool` output: CSV, TSV, JSONL or Parquet)."""
+    from custom_tasks.readers._io import as_id, read_table
+
+    t = read_table(Path(pool), "utf-8", "pool")
+    t.require_columns(["query_id", "doc_id"])
+    rows = []
+    for loc, row in t.rows:
+        qid, doc_id = as_id(t.get(loc, row, "query_id")), as_id(t.get(loc, row, "doc_id"))
+        if qid not in collection.queries:
+            raise t.error(loc, f"unknown query id {qid!r}: is this the pool of task {collection.name}?")
+        if doc_id not in collection.corpus:
+            raise t.error(loc, f"unknown document id {doc_id!r}: is this the pool of task {collection.name}?")
+        rows.append({"query_id": qid, "doc_id": doc_id, "split": as_id(row.get("split")) or None})
+    return rows
+
+
+def judge_cmd(
+    config: Path = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c"),
+    task: Optional[str] = typer.Option(None, "--task", "-t", help="default: the config's only task"),
+    pool: Optional[Path] = typer.Option(None, "--pool", help="a pool file (`labels pool` output); default: pool "
+                                        "the candidates' stored top-k"),
+    depth: int = typer.Option(10, "--depth", min=1, help="top-k of each candidate to pool (without --pool)"),
+    also_judged: bool = typer.Option(False, "--also-judged", help="grade the human-graded pairs too (what "
+                                     "`labels agreement --judge` compares)"),
+    models: Optional[str] = typer.Option(None, "--models", help="a,b,...: names or labels (default: the config's)"),
+    split: str = typer.Option("test", "--split"),
+    fmt: str = typer.Option("text", "--format", help="text|json"),
+) -> None:
+    """Grade pooled (query, document) pairs with the config's LLM judge; grades kept apart from human ones."""
+    offline_default()
+    if fmt not in ("text", "json"):
+        raise typer.BadParameter(f"unknown format '{fmt}' (text|json)", param_hint="--format")
+    from custom_tasks.errors import ConfigError
+
+    from ..analysis.generator_guard import judge_warnings
+    from ..analysis.per_query import task_config_collection
+    from ..analysis.pool import build_pool
+    from ..config.benchmark import BenchmarkConfig
+    from ..config.task_lookup import pick_task, task_config_for
+    from ..execution.judging.judge import judge_pairs, judged_pairs_for
+    from .common import print_json
+
+    cfg = BenchmarkConfig.from_file(config)
+    if cfg.judge is None:
+        raise ConfigError(config, "no `judge:` in this config: nothing is sent to any model unless a config names "
+                                  "one, e.g. judge: {endpoint: http://127.0.0.1:8080/v1, model: NAME}")
+    task_cfg = task_config_for(pick_task(cfg, task), cfg)
+    collection = task_config_collection(task_cfg)  # human grades only: the pool is what no human graded
+    names = config_models(cfg, models)
+    rows = _pool_rows(pool, collection) if pool else build_pool(cfg.results_path, collection, names, depth,
+                                                                 split).rows
+    pairs = judged_pairs_for(rows, collection, split, also_judged)
+    quiet = fmt == "json"
+    out = err_console if quiet else console
+    out.print(Text(f"{collection.name}: {len(pairs)} pair(s) for judge {cfg.judge.model} at {cfg.judge.chat_url} "
+                   "(query and document texts are sent there; cached grades are not asked again)"), soft_wrap=True)
+    cands = [(m.results_name, m.default_label) for m in cfg.models]
+    for line in judge_warnings(collection.name, cfg.judge.model, task_cfg.generated_by, cands):
+        out.print(Text.assemble(("warning:", "yellow"), f" {line}"), soft_wrap=True)
+    report = judge_pairs(pairs, collection, cfg, task_cfg)
+    if quiet:
+        print_json({"task": collection.name, **report.as_dict()})
+        return
+    grades = ", ".join(f"{g}: {n}" for g, n in sorted(report.grades.items(), reverse=True)) or "none"
+    fails = ", ".join(f"{k} x{n}" for k, n in sorted(report.failures.items())) or "none"
+    console.print(Text(f"{report.graded} graded ({grades}), {report.unrateable} unrateable, {report.cached} from the "
+                       f"cache; {report.requests} request(s), at most {report.max_in_flight} at once; retried: "
+                       f"{fails} -> {report.path} (source {report.source}, judge {report.judge})"), soft_wrap=True)
+    if cfg.labels.use_llm:
+        console.print(Text(f"labels.use_llm is {cfg.labels.use_llm}: the next `private-mteb run` scores on human + "
+                           "these LLM grades (a new data revision)"), soft_wrap=True)
+    else:
+        console.print(Text("scores still use human grades only (labels.use_llm: false); compare first: "
+                           f"`private-mteb labels agreement --judge -c {config}`"), soft_wrap=True)

@@ -1,0 +1,70 @@
+"""`judge:` and `labels:` of a benchmark YAML: the LLM that grades pooled pairs, and whether its grades count.
+
+Nothing is sent anywhere unless a config names `judge.endpoint`: an OpenAI-compatible chat-completions server
+(llama.cpp's `llama-server`, vLLM, Ollama, TGI all speak it). Whether LLM grades count in scoring is explicit:
+`labels: {use_llm: false}` (the default) scores human grades only; `fill_unjudged` adds LLM grades to the pairs no
+human graded (custom_tasks/llm_labels.py), which gives a new data revision.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class JudgeOptions(BaseModel):
+    """`judge: {endpoint, model, prompt, temperature, max_concurrency, timeout_s, max_retries, backoff_s}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: the server's base URL (`http://127.0.0.1:8080/v1`) or its full `/chat/completions` URL
+    endpoint: str
+    #: the model name the server knows (also what `source: llm:<model>` and the family guard read)
+    model: str
+    #: `umbrela` (the UMBRELA prompt of TREC 2024 RAG with the task's grade scale) or a template file (relative to
+    #: the benchmark YAML) holding {query}, {passage} and optionally {grades}
+    prompt: str = "umbrela"
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_concurrency: int = Field(default=4, ge=1, le=64)
+    timeout_s: float = Field(default=60.0, gt=0.0)
+    #: a malformed answer, a timeout, a 429 or a 5xx is asked again this many times (with backoff), then unrateable
+    max_retries: int = Field(default=3, ge=0, le=10)
+    backoff_s: float = Field(default=1.0, ge=0.0, le=60.0)
+    max_tokens: int = Field(default=16, ge=1, le=4096)
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint(cls, v: str) -> str:
+        parts = urlsplit(v)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"endpoint {v!r} is not an http(s) URL, e.g. http://127.0.0.1:8080/v1 (llama.cpp) or "
+                             "http://127.0.0.1:8000/v1 (vLLM)")
+        return v
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str) -> str:
+        if not v.strip() or any(ch.isspace() or ord(ch) < 32 for ch in v):
+            raise ValueError(f"model {ascii(v)[:80]} must be the server's model name, without spaces")
+        return v
+
+    @property
+    def chat_url(self) -> str:
+        """The chat-completions URL: the endpoint as given when it ends so, else `<endpoint>/chat/completions`."""
+        url = self.endpoint.rstrip("/")
+        return url if url.endswith("/chat/completions") else url + "/chat/completions"
+
+    @property
+    def source(self) -> str:
+        """What LLM grades are stored with: `llm:<model>`."""
+        return f"llm:{self.model}"
+
+
+class LabelsOptions(BaseModel):
+    """`labels: {use_llm: false | fill_unjudged}`: which grades scores rest on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    use_llm: Literal[False, "fill_unjudged"] = False

@@ -1,0 +1,133 @@
+"""A fake OpenAI-compatible chat-completions server on 127.0.0.1: a deterministic stand-in for an LLM judge.
+
+It reads the query and the passage back out of the prompt (the `Query: ... / Passage: ...` lines of the UMBRELA
+prompt) and answers `##final score: N` by a rule. Behaviours a test can inject per pair: malformed answers, HTTP
+429s, slow answers, and garbage (not chat-completions JSON). It counts requests and the most in flight at once.
+
+Not a model: the README's agreement demo uses it, labelled as a stand-in for the user's own server
+(`python tests/fake_judge.py --port 8099` serves the word-overlap rule below).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+_PAIR = re.compile(r"Query: (.*?)\nPassage: (.*?)\n\nSplit this problem", re.DOTALL)
+_WORD = re.compile(r"\w+")
+
+Rule = Callable[[str, str], int]
+Count = Callable[[str, str], int]
+
+
+def overlap_rule(query: str, passage: str) -> int:
+    """2 when most of the question's longer words are in the passage, 1 when some are, else 0; a stable tenth of
+    the pairs answered one grade off (the injected disagreement)."""
+    words = {w for w in _WORD.findall(query.lower()) if len(w) > 3}
+    seen = set(_WORD.findall(passage.lower()))
+    share = len(words & seen) / len(words) if words else 0.0
+    grade = 2 if share >= 0.5 else 1 if share >= 0.25 else 0
+    if int(hashlib.sha256((query + passage).encode()).hexdigest(), 16) % 10 == 0:
+        grade = 1 if grade != 1 else 0
+    return grade
+
+
+@dataclass
+class FakeJudge:
+    """The server's behaviour and what it saw; ``start()`` serves it on a free loopback port."""
+
+    rule: Rule = overlap_rule
+    malformed: Count = lambda q, p: 0  # malformed answers to give this pair before a good one
+    rate_limited: Count = lambda q, p: 0  # 429s to give this pair first
+    slow_s: Callable[[str, str], float] = lambda q, p: 0.0  # delay of this pair's first answer
+    delay_s: float = 0.0  # every answer waits this long (to see concurrency)
+    garbage: bool = False  # answer HTML instead of JSON
+    requests: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    attempts: dict[tuple[str, str], int] = field(default_factory=dict)
+    bodies: list[dict] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def answer(self, body: dict) -> tuple[int, bytes, dict[str, str]]:
+        prompt = body["messages"][-1]["content"]
+        m = _PAIR.search(prompt)
+        query, passage = (m.group(1), m.group(2)) if m else ("", "")
+        with self._lock:
+            self.requests += 1
+            self.bodies.append(body)
+            n = self.attempts.get((query, passage), 0)
+            self.attempts[(query, passage)] = n + 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.garbage:
+                return 200, b"<html>It works!</html>", {"Content-Type": "text/html"}
+            time.sleep(self.delay_s + (self.slow_s(query, passage) if n == 0 else 0.0))
+            limited = self.rate_limited(query, passage)
+            if n < limited:
+                return 429, b'{"error": "rate limited"}', {"Retry-After": "0"}
+            if n - limited < self.malformed(query, passage):
+                content = "The passage seems relevant, I would say 2."
+            else:
+                content = f"##final score: {self.rule(query, passage)}"
+            doc = {"id": "fake", "object": "chat.completion", "model": body.get("model"),
+                   "choices": [{"index": 0, "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": content}}]}
+            return 200, json.dumps(doc).encode(), {"Content-Type": "application/json"}
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def start(self, port: int = 0) -> tuple[ThreadingHTTPServer, str]:
+        """Serve on 127.0.0.1 (default: a free port) in a daemon thread; returns the server and its /v1 URL."""
+        judge = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    status, data, headers = 404, b'{"error": "not found"}', {}
+                else:
+                    status, data, headers = judge.answer(body)
+                try:
+                    self.send_response(status)
+                    for k, v in headers.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client timed out and left
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="a stand-in LLM judge on 127.0.0.1 (word-overlap rule)")
+    parser.add_argument("--port", type=int, default=8099)
+    args = parser.parse_args()
+    server, url = FakeJudge().start(args.port)
+    print(f"fake judge (a stand-in, not a model) on {url}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
