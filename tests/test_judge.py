@@ -226,6 +226,9 @@ def test_prompt_parsing_is_strict() -> None:
     assert parse_answer("  ##Final score: 0\n", DEFAULT_GRADES) == 0
     for bad in ("##final score: 3", "final score: 2", "##final score: 2 because", "2", "", None, "##final score: -1"):
         assert parse_answer(bad, DEFAULT_GRADES) is None, bad
+    four = {3: "exact answer", 2: "answer", 1: "related", 0: "off-topic"}  # a task's own `grades:`
+    assert parse_answer("##final score: 3", four) == 3
+    assert "3 = exact answer\n2 = answer\n1 = related\n0 = off-topic" in render(UMBRELA, "q", "p", four)
     text = render(UMBRELA, "what is {passage}?", "a {query} b", DEFAULT_GRADES)
     assert "Query: what is {passage}?\nPassage: a {query} b\n" in text  # texts are never expanded
 

@@ -13,11 +13,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from custom_tasks.config import DEFAULT_GRADES
 from custom_tasks.errors import ConfigError
-
-#: the scale used when the task YAML defines no `grades:` (the scale `labels pool` asks annotators for)
-DEFAULT_GRADES: dict[int, str] = {2: "answers the question", 1: "partly answers or gives needed context",
-                                  0: "not relevant"}
 
 UMBRELA = """Given a query and a passage, you must provide a score on an integer scale of {scale} with the following \
 meanings:
@@ -43,7 +40,7 @@ _ANSWER = re.compile(r"\s*##\s*final score:\s*(\d+)\s*", re.IGNORECASE)
 
 
 def task_grades(task_cfg: object) -> dict[int, str]:
-    """The task's grade definitions (its YAML's `grades:` when that key exists), else the default 2/1/0 scale."""
+    """The task's grade definitions (its YAML's `grades:`, by default the 2/1/0 scale people grade on too)."""
     grades = getattr(task_cfg, "grades", None)
     if isinstance(grades, Mapping) and grades:
         return {int(k): str(v) for k, v in grades.items()}
