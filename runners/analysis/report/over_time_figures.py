@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from datetime import timezone
 
+import matplotlib.dates as mdates
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -45,6 +47,16 @@ def _value_axis(ax, lows: list[float], highs: list[float], label: str) -> None:
     ax.tick_params(labelsize=7)
 
 
+def _date_axis(ax) -> None:
+    """Dates a reader can read at any span (days apart or seconds apart): matplotlib's AutoDateLocator picks
+    the ticks and ConciseDateFormatter writes only what changes ("Nov", "08", "14:30"), with the rest once in
+    the offset ("2026-Dec"), all in UTC; the default formatter wrote "05:46.300000"."""
+    locator = mdates.AutoDateLocator(tz=timezone.utc, minticks=3, maxticks=8)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=timezone.utc))
+    ax.tick_params(axis="x", labelsize=7)
+
+
 def over_time(timelines: Sequence[Timeline], metric_label: str) -> Figure:
     """Metric vs date per candidate (a line each) with CI whiskers, points coloured by what changed;
     corpus size on the right axis (grey steps)."""
@@ -74,7 +86,7 @@ def over_time(timelines: Sequence[Timeline], metric_label: str) -> Figure:
         ax2.set_ylim(0, top * 1.15 if top else 1)
         ax2.set_ylabel("documents in the corpus (dashed)", fontsize=8, color="#666666")
         ax2.tick_params(labelsize=7, colors="#666666")
-    ax.tick_params(axis="x", labelsize=7, rotation=30)
+    _date_axis(ax)
     ax.set_xlabel("run date (UTC)", fontsize=8)
     ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=4, frameon=False)
     return fig
