@@ -14,7 +14,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .common import EXIT_REGRESSION, console, err_console, fmt4, friendly_errors, offline_default
+from .common import (EXIT_REGRESSION, config_option, console, err_console, fmt4, friendly_errors, load_config,
+                     offline_default, results_option)
 
 FORMATS = ("table", "markdown", "csv", "json")
 
@@ -120,7 +121,8 @@ def _stats_csv(reports: list[Any], decisions: Optional[list[dict[str, Any]]] = N
 
 @friendly_errors
 def stats_cmd(
-    config: Path = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c"),
+    config: Optional[Path] = config_option(),
+    results: Optional[Path] = results_option(),
     task: Optional[list[str]] = typer.Option(None, "--task", "-t", help="default: the config's tasks"),
     metric: Optional[list[str]] = typer.Option(None, "--metric", "-m", help="e.g. ndcg_at_10 (repeatable)"),
     by: Optional[list[str]] = typer.Option(None, "--by", help="break down by query tag, e.g. source"),
@@ -141,9 +143,8 @@ def stats_cmd(
     from ..analysis.label_notes import label_notes, stats_tags
     from ..analysis.per_query import read_once
     from ..analysis.stats_report import best_sentence, stats_report
-    from ..config.benchmark import BenchmarkConfig
 
-    cfg = BenchmarkConfig.from_file(config)
+    cfg = load_config(config, results)
     opts = cfg.stats
     from ..config.task_lookup import task_name_for  # lazy: commands import their API when they run
     entries = [(e, task_name_for(e, cfg)) for e in task or cfg.tasks]
@@ -201,13 +202,17 @@ def stats_cmd(
 
 
 def results_dir_of(config: Optional[Path], results: Optional[Path]) -> Path:
-    """`--results`, else the `results_dir` of `-c CONFIG`, else ./results (check, compare)."""
+    """`--results`, else the `results_dir` of `-c CONFIG` (or of the project's config found by
+    runners/config/discovery.py: where `run -c` put them), else ./results (check, compare)."""
     if results is not None:
         return results
-    if config is not None:
+    from ..config.discovery import optional_config
+
+    found = optional_config(config)
+    if found is not None:
         from ..config.benchmark import BenchmarkConfig
 
-        return BenchmarkConfig.from_file(config).results_path
+        return BenchmarkConfig.from_file(found).results_path
     return Path("results")
 
 
@@ -218,7 +223,7 @@ def check_cmd(
     candidate: Optional[str] = typer.Option(None, "--candidate", help="results folder of the new run, or a model "
                                             "name/label (default: the results folder)"),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="benchmark config: its candidates, results "
-                                          "from its results_dir"),
+                                          "from its results_dir (default: the project's config, else ./results)"),
     results: Optional[Path] = typer.Option(None, "--results", help="where model names are looked up (default: the "
                                            "config's results_dir, else ./results)"),
     task: Optional[list[str]] = typer.Option(None, "--task", "-t"),
@@ -285,7 +290,8 @@ def check_cmd(
 
 @friendly_errors
 def experiments_cmd(
-    config: Path = typer.Option(Path("configs/benchmarks/experiments-demo.yaml"), "--config", "-c"),
+    config: Optional[Path] = config_option("experiments-demo.yaml"),
+    results: Optional[Path] = results_option(),
     metric: Optional[list[str]] = typer.Option(None, "--metric", "-m"),
     models: Optional[str] = typer.Option(None, "--models", help="a,b,...: only these candidates (names or labels)"),
     csv: Optional[Path] = typer.Option(None, "--csv", help="also write the table as CSV"),
@@ -298,10 +304,9 @@ def experiments_cmd(
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
     from ..analysis.experiments import experiment_table, format_experiment_table
     from ..analysis.per_query import check_metric, stored_metrics
-    from ..config.benchmark import BenchmarkConfig
     from ..results.store import atomic_write_bytes
 
-    cfg = BenchmarkConfig.from_file(config)
+    cfg = load_config(config, results, "experiments-demo.yaml")
     from ..config.task_lookup import task_name_for  # lazy: commands import their API when they run
     tasks = [task_name_for(t, cfg) for t in cfg.tasks]
     names = list(_candidates(cfg, models, tasks).names)

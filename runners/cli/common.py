@@ -14,7 +14,8 @@ import json
 import os
 import sys
 import traceback
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Optional
 
 import typer
 from typer.exceptions import TyperException
@@ -130,6 +131,33 @@ def _wrap_commands(app: typer.Typer) -> None:
     for group in app.registered_groups:
         if group.typer_instance is not None:
             _wrap_commands(group.typer_instance)
+
+
+CONFIG_HELP = ("benchmark YAML (default: the project's only configs/benchmarks/*.yaml; with several, the checkout's "
+               "demo config, else pass -c)")
+RESULTS_HELP = "results folder (default: the config's results_dir, relative to the config file)"
+
+
+def config_option(demo: str = "demo.yaml") -> Any:
+    """`--config/-c`, the same for every command; None when not given (then runners/config/discovery.py decides)."""
+    return typer.Option(None, "--config", "-c", help=CONFIG_HELP.replace("demo config", demo))
+
+
+def results_option() -> Any:
+    """`--results`, the same for every command that reads results."""
+    return typer.Option(None, "--results", file_okay=False, help=RESULTS_HELP)
+
+
+def load_config(config: Optional[Path], results: Optional[Path] = None, demo: str = "demo.yaml") -> Any:
+    """The benchmark config by the one discovery rule (runners/config/discovery.py), `--results` replacing its
+    results_dir: every command finds results where `run -c` put them, or where `--results` says."""
+    from ..config.benchmark import BenchmarkConfig
+    from ..config.discovery import BENCHMARKS_DIR, config_path
+
+    cfg = BenchmarkConfig.from_file(config_path(config, BENCHMARKS_DIR / demo))
+    if results is not None:
+        cfg.results_dir = str(Path(results).expanduser().resolve())
+    return cfg
 
 
 def offline_default() -> None:

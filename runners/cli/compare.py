@@ -32,8 +32,13 @@ def _public_names(pairs: Optional[list[str]]) -> dict[str, str]:
 
 
 def _results_of(config: Optional[Path], results: Optional[Path]) -> Path:
-    """`--results`, else the `results_dir` of `-c CONFIG`, else ./results. The config's tasks are registered, so
+    """`--results`, else the `results_dir` of `-c CONFIG` (or the project's config), else ./results. The config's
+    tasks are registered, so
     its results count as known tasks wherever `compare` runs (not only inside the project)."""
+    if config is None and results is None:  # the project's config (runners/config/discovery.py): where `run -c` wrote
+        from ..config.discovery import optional_config
+
+        config = optional_config(None)
     if config is None:
         return results or Path("results")
     from custom_tasks.task import register, task_class

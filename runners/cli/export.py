@@ -8,7 +8,8 @@ from typing import Optional
 import typer
 
 from .common import console, friendly_errors, offline_default
-from .inspect import CONFIG, SPLIT, TASK, _check_format, print_json
+from .common import load_config
+from .inspect import CONFIG, RESULTS, SPLIT, TASK, _check_format, print_json
 
 app = typer.Typer(no_args_is_help=True, help="Write rankings as TREC run files and labels as TREC qrels.")
 OUT = typer.Option(..., "--output", "-o", help="file to write (atomically)")
@@ -26,7 +27,8 @@ def _done(fmt: str, what: str, path: Path, lines: int, **extra: str) -> None:
 @friendly_errors
 def export_run_cmd(
     model: str = typer.Option(..., "--model", help="results name or label"),
-    output: Path = OUT, config: Path = CONFIG, task: Optional[str] = TASK, split: str = SPLIT,
+    output: Path = OUT, config: Optional[Path] = CONFIG, results: Optional[Path] = RESULTS,
+    task: Optional[str] = TASK, split: str = SPLIT,
     tag: Optional[str] = typer.Option(None, "--tag", help="run tag column (default: the model's label)"),
     fmt: str = FMT,
 ) -> None:
@@ -35,11 +37,10 @@ def export_run_cmd(
     _check_format(fmt, ("table", "json"))
     from ..analysis.inspect import resolve_model
     from ..analysis.per_query import label_of
-    from ..config.benchmark import BenchmarkConfig
     from ..config.task_lookup import pick_task, task_name_for
     from ..results.export import export_run
 
-    bench = BenchmarkConfig.from_file(config)
+    bench = load_config(config, results)
     task_name = task_name_for(pick_task(bench, task), bench)
     results = bench.results_path
     name = resolve_model(results, task_name, model)

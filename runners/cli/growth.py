@@ -12,12 +12,12 @@ from typing import Any, Optional
 
 import typer
 
-from .common import console, friendly_errors, offline_default
+from .common import config_option, console, friendly_errors, load_config, offline_default
 
 
 @friendly_errors
 def growth_cmd(
-    config: Path = typer.Option(Path("configs/benchmarks/growth-demo.yaml"), "--config", "-c"),
+    config: Optional[Path] = config_option("growth-demo.yaml"),
     metric: Optional[list[str]] = typer.Option(None, "--metric", "-m", help="default: the config's stats.metrics"),
     force: bool = typer.Option(False, "--force", help="recompute stored curves"),
     resamples: Optional[int] = typer.Option(None, "--resamples", min=100,
@@ -30,9 +30,7 @@ def growth_cmd(
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
     from custom_tasks.errors import ConfigError
 
-    from ..config.benchmark import BenchmarkConfig
-
-    cfg = BenchmarkConfig.from_file(config)  # a bad entry stops here, before mteb and torch are imported
+    cfg = load_config(config, demo="growth-demo.yaml")  # a bad entry stops here, before mteb and torch are imported
     from ..analysis.growth import format_growth, growth_curve
     from ..execution.measure.growth import run_growth
     from ..execution.encoding.progress import quiet_foreign_bars
@@ -41,7 +39,7 @@ def growth_cmd(
     with quiet_foreign_bars():  # datasets' and mteb's per-subset bars would bury the curves
         records = run_growth(cfg, force=force)
     if not records:
-        raise ConfigError(config, "no `type: growth` entry under experiments (e.g. {type: growth, model: <name>, "
+        raise ConfigError(cfg.path, "no `type: growth` entry under experiments (e.g. {type: growth, model: <name>, "
                                   "fractions: [0.1, 0.25, 0.5, 1.0], repeats: 3})")
     curves = []
     for rec in records:

@@ -11,11 +11,11 @@ from typing import Any, Optional
 
 import typer
 
-from .common import App, console, err_console, friendly_errors
+from .common import App, config_option, console, err_console, friendly_errors, load_config
 
 app = App(help="The run history: per candidate x task, what changed at each run and what it did to the metric.")
 
-CONFIG_OPTION = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c", help="benchmark YAML")
+CONFIG_OPTION = config_option()
 
 
 def _warn(lines: list[str]) -> None:
@@ -102,11 +102,9 @@ def history_check(baseline: str, config: Optional[Path], results: Path, candidat
     """`check --baseline history:last|history:accepted`: the gate against the history of -c CONFIG (default:
     the project's demo config); the candidate is the results folder, another folder, or a model name in it."""
     from ..analysis.history_gate import history_gate
-    from ..config.benchmark import DEFAULT_BENCHMARK, BenchmarkConfig
-
     from ..config.experiments import plan_experiments
 
-    cfg = BenchmarkConfig.from_file(config or DEFAULT_BENCHMARK)
+    cfg = load_config(config)
     only = [m.results_name for m in cfg.models] + [p.name for p in plan_experiments(cfg)] if config else None
     folder, model = results, None
     if candidate is not None:
@@ -155,7 +153,7 @@ def _accepted(cfg: Any, records: list[dict]) -> dict[tuple[str, str], str]:
 @friendly_errors
 def history_cmd(
     ctx: typer.Context,
-    config: Path = CONFIG_OPTION,
+    config: Optional[Path] = CONFIG_OPTION,
     fmt: str = typer.Option("text", "--format", help="text|json|csv"),
     since: Optional[str] = typer.Option(None, "--since", help="only records from this date/time on (UTC)"),
     model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="candidate label or results name (repeatable)"),
@@ -174,9 +172,9 @@ def history_cmd(
     if fmt not in ("text", "json", "csv"):
         raise typer.BadParameter(f"unknown format '{fmt}' (text|json|csv)", param_hint="--format")
     from ..analysis.history_timeline import build_timelines, csv_rows, format_timelines
-    from ..config.benchmark import BenchmarkConfig
 
-    cfg = BenchmarkConfig.from_file(config)
+    cfg = load_config(config)
+    config = cfg.path
     records, damaged = _records(cfg, from_mlflow, experiment)
     _warn(damaged)
     timelines = build_timelines(records, since=_since(since), models=model, tasks=task,
@@ -206,7 +204,7 @@ def history_cmd(
 
 @app.command("accept")
 def accept_cmd(
-    config: Path = CONFIG_OPTION,
+    config: Optional[Path] = CONFIG_OPTION,
     model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="candidate label or results name (default: all)"),
     task: Optional[list[str]] = typer.Option(None, "--task", "-t", help="task name (default: all)"),
     record: Optional[str] = typer.Option(None, "--record", help="a record id (default: the latest of each candidate x task)"),
@@ -214,10 +212,10 @@ def accept_cmd(
 ) -> None:
     """Mark records as the accepted baseline (`check --baseline history:accepted` compares with them)."""
     from ..analysis.errors import AnalysisError
-    from ..config.benchmark import BenchmarkConfig
     from ..results.history_store import HistoryStore
 
-    cfg = BenchmarkConfig.from_file(config)
+    cfg = load_config(config)
+    config = cfg.path
     store = HistoryStore(_history_dir(cfg))
     read = store.read()
     _warn(read.damaged)

@@ -12,12 +12,14 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .common import console, friendly_errors, offline_default, print_data, print_json
+from .common import config_option, console, friendly_errors, load_config, offline_default, print_data, print_json
+from .common import results_option
 from .terminal import styled
 
 app = typer.Typer(no_args_is_help=True, help="Worst queries, per-query differences, and one query's rankings.")
 
-CONFIG = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c", help="benchmark YAML")
+CONFIG = config_option()
+RESULTS = results_option()
 TASK = typer.Option(None, "--task", "-t", help="task name or YAML (default: the config's only task)")
 METRIC = typer.Option("ndcg_at_10", "--metric", "-m", help="per-query metric, e.g. ndcg_at_10, mrr_at_10")
 SPLIT = typer.Option("test", "--split")
@@ -31,15 +33,15 @@ def _check_format(fmt: str, allowed: tuple[str, ...] = FORMATS) -> None:
         raise ConfigError("--format", f"unknown format '{fmt}' (use one of: {', '.join(allowed)})")
 
 
-def _context(config: Path, task: Optional[str], need_collection: bool = False) -> tuple[Any, Path, str, Any]:
+def _context(config: Optional[Path], task: Optional[str], need_collection: bool = False,
+             results: Optional[Path] = None) -> tuple[Any, Path, str, Any]:
     """(benchmark config, results folder, task name, collection or None for a public task)."""
     from custom_tasks.errors import ConfigError
     from custom_tasks.sources import load_collection
 
-    from ..config.benchmark import BenchmarkConfig
     from ..config.task_lookup import pick_task, task_config_for
 
-    bench = BenchmarkConfig.from_file(config)
+    bench = load_config(config, results)
     entry = pick_task(bench, task)
     try:
         tcfg = task_config_for(entry, bench)
@@ -65,7 +67,8 @@ def _tags(tags: dict[str, str]) -> str:
 @friendly_errors
 def worst_cmd(
     model: str = typer.Option(..., "--model", help="results name or label, e.g. BM25"),
-    config: Path = CONFIG, task: Optional[str] = TASK, metric: str = METRIC, split: str = SPLIT,
+    config: Optional[Path] = CONFIG, results: Optional[Path] = RESULTS, task: Optional[str] = TASK,
+    metric: str = METRIC, split: str = SPLIT,
     n: int = typer.Option(10, "-n", help="how many queries"),
     fmt: str = typer.Option("table", "--format", help="table|json|csv"),
 ) -> None:
@@ -77,7 +80,7 @@ def worst_cmd(
     from ..analysis.per_query import label_of
     from ..analysis.stats import metric_label
 
-    bench, results, task_name, collection = _context(config, task)
+    bench, results, task_name, collection = _context(config, task, results=results)
     name = resolve_model(results, task_name, model, config_names(bench))
     rows = worst_queries(results, task_name, name, metric, n, split, collection)
     judged = model_judged(results, task_name, name, collection, split)
@@ -103,7 +106,8 @@ def worst_cmd(
 def diff_cmd(
     a: str = typer.Argument(..., help="candidate A (results name or label)"),
     b: str = typer.Argument(..., help="candidate B: wins/losses are B's against A"),
-    config: Path = CONFIG, task: Optional[str] = TASK, metric: str = METRIC, split: str = SPLIT,
+    config: Optional[Path] = CONFIG, results: Optional[Path] = RESULTS, task: Optional[str] = TASK,
+    metric: str = METRIC, split: str = SPLIT,
     n: int = typer.Option(20, "-n", help="how many queries to list (0: all)"),
     fmt: str = typer.Option("table", "--format", help="table|json|csv"),
 ) -> None:
@@ -114,7 +118,7 @@ def diff_cmd(
     from ..analysis.inspect import diff_queries, resolve_model
     from ..analysis.stats import metric_label
 
-    bench, results, task_name, collection = _context(config, task)
+    bench, results, task_name, collection = _context(config, task, results=results)
     ours = config_names(bench)
     rep = diff_queries(results, task_name, resolve_model(results, task_name, a, ours),
                        resolve_model(results, task_name, b, ours), metric, split, collection)
@@ -145,7 +149,8 @@ def diff_cmd(
 @friendly_errors
 def query_cmd(
     query_id: str = typer.Argument(..., help="query id, as in the collection"),
-    config: Path = CONFIG, task: Optional[str] = TASK, metric: str = METRIC, split: str = SPLIT,
+    config: Optional[Path] = CONFIG, results: Optional[Path] = RESULTS, task: Optional[str] = TASK,
+    metric: str = METRIC, split: str = SPLIT,
     models: Optional[str] = typer.Option(None, "--models", help="comma-separated names or labels (default: "
                                          "the config's candidates)"),
     k: int = typer.Option(10, "-k", help="top-k to show per candidate"),
@@ -158,7 +163,7 @@ def query_cmd(
     from ..analysis.inspect import query_view, resolve_model
     from ..analysis.per_query import result_models
 
-    bench, results, task_name, collection = _context(config, task, need_collection=True)
+    bench, results, task_name, collection = _context(config, task, need_collection=True, results=results)
     ours = config_names(bench)
     if models:
         names = [resolve_model(results, task_name, m.strip(), ours) for m in models.split(",") if m.strip()]

@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .common import App, console, friendly_errors, offline_default
+from .common import App, config_option, console, friendly_errors, load_config, offline_default, results_option
 from .labels_judge import config_models as _models
 from .labels_judge import judge_cmd
 from .labels_judging import register
@@ -26,7 +26,8 @@ app = App(no_args_is_help=True, help="Label coverage (judged@k), pooling for ann
 @app.command("judged")
 @friendly_errors
 def judged(
-    config: Path = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c"),
+    config: Optional[Path] = config_option(),
+    results: Optional[Path] = results_option(),
     k: list[int] = typer.Option([10], "--k", "-k", help="cut-off(s), repeatable"),
     models: Optional[str] = typer.Option(None, "--models", help="a,b,...: names or labels (default: the config's)"),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="name or label (default: the first model)"),
@@ -39,9 +40,9 @@ def judged(
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
     from ..analysis.judged import judged_for_config
     from ..analysis.per_query import resolve_models
-    from ..config.benchmark import BenchmarkConfig
 
-    cfg = BenchmarkConfig.from_file(config)
+    cfg = load_config(config, results)
+    config = cfg.path
     names = _models(cfg, models)
     base = resolve_models(cfg.results_path, [baseline])[0] if baseline else None
     reports = judged_for_config(cfg, names, k, split, base)
@@ -70,7 +71,8 @@ def judged(
 @app.command("pool")
 @friendly_errors
 def pool(
-    config: Path = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c"),
+    config: Optional[Path] = config_option(),
+    results: Optional[Path] = results_option(),
     depth: int = typer.Option(10, "--depth", min=1, help="top-k of each candidate to pool"),
     out: Path = typer.Option(Path("pool.csv"), "--out", "-o", help="CSV path; a .jsonl twin is written next to it"),
     task: Optional[str] = typer.Option(None, "--task", "-t", help="default: the config's only task"),
@@ -82,10 +84,9 @@ def pool(
     offline_default()
     from ..analysis.judged import task_collection
     from ..analysis.pool import build_pool, write_pool
-    from ..config.benchmark import BenchmarkConfig
     from ..config.task_lookup import pick_task
 
-    cfg = BenchmarkConfig.from_file(config)
+    cfg = load_config(config, results)
     collection = task_collection(pick_task(cfg, task), cfg, llm=False)  # pairs no human graded
     p = build_pool(cfg.results_path, collection, _models(cfg, models), depth, split, seed)
     csv_path, jsonl_path = write_pool(p.rows, out)

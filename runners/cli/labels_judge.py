@@ -13,7 +13,7 @@ from typing import Any, Optional
 import typer
 from rich.text import Text
 
-from .common import console, err_console, offline_default
+from .common import config_option, console, err_console, load_config, offline_default
 
 
 def config_models(cfg: object, models: Optional[str]) -> list[str]:
@@ -42,7 +42,7 @@ def _pool_rows(pool: Path, collection: Any) -> list[dict[str, Any]]:
 
 
 def judge_cmd(
-    config: Path = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c"),
+    config: Optional[Path] = config_option(),
     task: Optional[str] = typer.Option(None, "--task", "-t", help="default: the config's only task"),
     pool: Optional[Path] = typer.Option(None, "--pool", help="a pool file (`labels pool` output); default: pool "
                                         "the candidates' stored top-k"),
@@ -62,12 +62,12 @@ def judge_cmd(
     from ..analysis.generator_guard import judge_warnings
     from ..analysis.per_query import task_config_collection
     from ..analysis.pool import build_pool
-    from ..config.benchmark import BenchmarkConfig
     from ..config.task_lookup import pick_task, task_config_for
     from ..execution.judging.judge import judge_pairs, judged_pairs_for
     from .common import print_json
 
-    cfg = BenchmarkConfig.from_file(config)
+    cfg = load_config(config)
+    config = cfg.path
     if cfg.judge is None:
         raise ConfigError(config, "no `judge:` in this config: nothing is sent to any model unless a config names "
                                   "one, e.g. judge: {endpoint: http://127.0.0.1:8080/v1, model: NAME}")

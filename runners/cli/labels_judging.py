@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .common import console, err_console, offline_default, print_json
+from .common import console, err_console, load_config, offline_default, print_json
 
 
 def _task_and_items(task: Optional[str], pool: Optional[Path], config: Optional[Path], depth: int,
@@ -44,10 +44,9 @@ def _task_and_items(task: Optional[str], pool: Optional[Path], config: Optional[
         return cfg, collection, items_from_pool(pool, cfg, collection)
     from ..analysis.judged import task_collection
     from ..analysis.pool import build_pool
-    from ..config.benchmark import BenchmarkConfig
     from ..config.task_lookup import pick_task, task_config_for
 
-    bench = BenchmarkConfig.from_file(config or Path("configs/benchmarks/demo.yaml"))
+    bench = load_config(config)
     entry = pick_task(bench, task)
     cfg = task_config_for(entry, bench)
     collection = task_collection(entry, bench)

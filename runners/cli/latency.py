@@ -13,7 +13,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .common import console, err_console, friendly_errors, offline_default
+from .common import (config_option, console, err_console, friendly_errors, load_config, offline_default,
+                     results_option)
 
 FORMATS = ("table", "json", "csv")
 LATENCY_DEFAULTS = {"queries": 12, "repeats": 2, "warmup": 1, "encode_sample": 32, "threads": None}
@@ -99,7 +100,8 @@ def output(rows: list[dict[str, Any]], fmt: str) -> None:
 
 @friendly_errors
 def latency_cmd(
-    config: Path = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c", help="benchmark YAML"),
+    config: Optional[Path] = config_option(),
+    results: Optional[Path] = results_option(),
     models: Optional[str] = typer.Option(None, "--models", help="a,b,...: only these candidates (names or labels)"),
     queries: int = typer.Option(LATENCY_DEFAULTS["queries"], "--queries", min=1, help="queries timed per repetition (evenly spaced sample)"),
     repeats: int = typer.Option(LATENCY_DEFAULTS["repeats"], "--repeats", min=1, help="repetitions over the sample"),
@@ -115,9 +117,8 @@ def latency_cmd(
     offline_default()
     if fmt not in FORMATS:
         raise typer.BadParameter(f"unknown format '{fmt}' ({'|'.join(FORMATS)})", param_hint="--format")
-    from ..config.benchmark import BenchmarkConfig
-
-    cfg = BenchmarkConfig.from_file(config)
+    cfg = load_config(config, results)
+    config = cfg.path
     from ..execution.encoding.progress import quiet_foreign_bars
     from ..execution.run import candidates_for
     from ..execution.tasks import check_tasks, load_task

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from .common import err_console, friendly_errors, offline_default
+from .common import config_option, err_console, friendly_errors, load_config, offline_default, results_option
 from .terminal import styled
 
 
@@ -23,7 +23,8 @@ def _command_line() -> str:
 
 @friendly_errors
 def report_cmd(
-    config: Path = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c"),
+    config: Optional[Path] = config_option(),
+    results: Optional[Path] = results_option(),
     output: Path = typer.Option(Path("report.html"), "--output", "-o", help="report.html, or report.md for the "
                                 "Markdown twin (GitHub tables, for a PR comment)"),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="candidate label or model name "
@@ -44,14 +45,13 @@ def report_cmd(
     """A report to open, share and attach: ranking with intervals, real differences, failures, public vs private."""
     offline_default()
     from ..analysis.report import build_report, format_for, write_report
-    from ..config.benchmark import BenchmarkConfig
 
     try:
         fmt = format_for(output)
     except ValueError as e:
         err_console.print(styled(("error:", "bold red"), f" {e}"), soft_wrap=True)
         raise typer.Exit(2) from None
-    cfg = BenchmarkConfig.from_file(config)
+    cfg = load_config(config, results)
     rep = build_report(cfg, baseline=baseline, show_text=show_text, tags=by, public=public,
                        with_public=not no_public, worst=worst, command=_command_line(), margin=margin)
     write_report(rep, output, fmt)

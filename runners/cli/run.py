@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .common import console, friendly_errors, offline_default
+from .common import config_option, console, friendly_errors, load_config, offline_default
 
 
 def _latency(cfg, cands: list, tasks: list, records: list, loaded: dict) -> list:
@@ -83,7 +83,7 @@ def _lint_lines(tasks: list) -> None:
 
 @friendly_errors
 def run(
-    config: Path = typer.Option(Path("configs/benchmarks/demo.yaml"), "--config", "-c", help="benchmark YAML"),
+    config: Optional[Path] = config_option(),
     force: bool = typer.Option(False, "--force", help="re-run even what is complete"),
     fmt: str = typer.Option("table", "--format", help="table|json (json: one document on stdout, progress off)"),
     mlflow: Optional[str] = typer.Option(None, "--mlflow", help="log each (candidate, task) to this MLflow tracking "
@@ -97,9 +97,7 @@ def run(
     offline_default()
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
-    from ..config.benchmark import BenchmarkConfig
-
-    cfg = BenchmarkConfig.from_file(config)  # every config problem (experiments too) before mteb is imported
+    cfg = load_config(config)  # every config problem (experiments too) before mteb is imported
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..execution.encoding.progress import quiet_foreign_bars

@@ -141,7 +141,9 @@ class BenchmarkConfig(BaseModel):
         if not path.is_file() and not path.is_absolute() and (project_root() / path).is_file():
             path = project_root() / path  # e.g. the default configs/benchmarks/demo.yaml from a sub-folder
         if not path.is_file():
-            raise ConfigError(path, "benchmark config not found")
+            from .discovery import not_found_hint
+
+            raise ConfigError(path, not_found_hint(path))
         data, node = read_yaml(path, "models, tasks, ...")
         found, cfg = [], None
         try:
