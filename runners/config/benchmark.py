@@ -44,7 +44,7 @@ class StatsOptions(BaseModel):
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
     method: Literal["percentile", "bca"] = "percentile"
     metrics: list[str] = ["ndcg_at_10"]
-    tags: list[str] = []  # query tags to break scores down by (README: The stats: block)
+    tags: list[str] = []  # query tags to break scores down by (docs/statistics.md: the stats: block)
 
 
 class MlflowOptions(BaseModel):

@@ -139,7 +139,7 @@ def detect(data_dir: Path) -> Detected:
     if corpus is None:
         shown = ", ".join(p.name for p in files) or "no files"
         raise ConfigError(data_dir, f"cannot find a corpus table (found: {shown}); name it corpus.jsonl/.csv with "
-                                    "columns _id, title, text, or write the task YAML by hand (see README)")
+                                    "columns _id, title, text, or write the task YAML by hand (see docs/collections.md)")
     rest = {p: r for p, r in tables.items() if p != corpus}
     for p, rows in rest.items():
         if pick(_columns(rows), RELEVANT) and pick(_columns(rows), QUERY):

@@ -108,7 +108,7 @@ _COLUMN_NOTES = {
 def render_benchmark_yaml(stem: str, task_name: str, task_yaml: Path, tags: list[str] | tuple[str, ...] = ()) -> str:
     """A benchmark pitting a small dense model against BM25 on the new task; ``tags``: the detected tag
     columns, written as ``stats: {tags: [...]}`` so `stats` and `report` break scores down by them."""
-    breakdown = [_line(0, "stats", None, "confidence intervals and breakdowns (README: The stats: block)"),
+    breakdown = [_line(0, "stats", None, "confidence intervals and breakdowns (docs/statistics.md: the stats: block)"),
                  _line(2, "tags", list(tags), "per-tag breakdowns in stats and report (detected tag columns)")]
     return "".join([
         f"# Benchmark written by `private-mteb init`: a dense model vs BM25 on {task_name}.\n",
@@ -117,7 +117,7 @@ def render_benchmark_yaml(stem: str, task_name: str, task_yaml: Path, tags: list
         _line(0, "description", f"all-MiniLM-L6-v2 vs BM25 on {task_name}.", "what this comparison is for"),
         _line(0, "tasks", None, "task names from configs/tasks/ (or paths to task YAML files)"),
         f"  - {scalar(task_name)}".ljust(COMMENT_COLUMN) + f"  # {Path('configs/tasks') / task_yaml.name}\n",
-        _line(0, "models", None, "the candidates; add your own (see README: Models in a benchmark config)"),
+        _line(0, "models", None, "the candidates; add your own (docs/candidates.md)"),
         f"  - name: {MINILM}".ljust(COMMENT_COLUMN) + "  # small dense model, runs on a CPU, installed offline\n",
         "    label: all-MiniLM-L6-v2\n",
         "  - name: bm25".ljust(COMMENT_COLUMN) + "  # mteb's BM25 baseline: the bar a dense model must beat\n",

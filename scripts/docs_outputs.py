@@ -1,0 +1,67 @@
+"""Rewrite the marked output blocks of README.md and docs/*.md with the real output of their command.
+
+Run through scripts/docs-outputs.sh (which puts .venv on PATH and makes sure the demo results exist). A block is
+`<!-- docs-output: COMMAND -->`, a fenced block, `<!-- /docs-output -->`; the fenced block becomes
+"$ COMMAND" (for a `private-mteb` command) followed by what it printed, with the checkout's path shortened to ".".
+`--check` only reports which blocks differ (exit 1), rewriting nothing; other arguments re-run only the commands
+that contain one of them (e.g. `stats`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOCK = re.compile(r"(<!-- docs-output: (?P<cmd>.+?) -->\n)```(?P<lang>\w*)\n(?P<body>.*?)```\n(<!-- /docs-output -->)",
+                   re.S)
+
+
+def files() -> list[Path]:
+    """Every page that may hold a marked block."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def output_of(cmd: str) -> str:
+    """What `cmd` prints (stdout and stderr, as a user sees it), terminal-wide tables at 120 columns."""
+    env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
+    proc = subprocess.run(["bash", "-c", cmd], cwd=ROOT, env=env, capture_output=True, text=True)
+    text = (proc.stdout + proc.stderr).replace(str(ROOT), ".")
+    lines = [ln.rstrip() for ln in text.rstrip("\n").split("\n")]
+    head = [f"$ {cmd}"] if cmd.startswith("private-mteb ") else []
+    tail = [f"(exit {proc.returncode})"] if proc.returncode else []
+    return "\n".join(head + lines + tail) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    only = [a for a in argv if a != "--check"]
+    stale = []
+    for path in files():
+        text = path.read_text(encoding="utf-8")
+        cache: dict[str, str] = {}
+
+        def fill(m: re.Match[str]) -> str:
+            cmd = m["cmd"].strip()
+            if only and not any(o in cmd for o in only):
+                return m[0]
+            body = cache.setdefault(cmd, output_of(cmd))
+            if body != m["body"]:
+                stale.append(f"{path.relative_to(ROOT)}: {cmd}")
+            return f"{m[1]}```{m['lang']}\n{body}```\n{m[5]}"
+
+        new = BLOCK.sub(fill, text)
+        if new != text and not check:
+            tmp = path.with_suffix(path.suffix + ".tmp")
+            tmp.write_text(new, encoding="utf-8")
+            tmp.replace(path)
+    for line in stale:
+        print(("differs: " if check else "rewrote: ") + line)
+    return 1 if check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
