@@ -8,6 +8,9 @@ as a user runs it:
    set-up included); the cold run is the process's wall time minus the pass. Target: pass <= 10% of the cold run.
 2. `private-mteb latency -c CONFIG` twice (the pass alone, each in a fresh process): each candidate's p50 in the
    two. Target: within 10% of each other on an idle machine. The p50s of step 1's pass are shown beside them.
+3. Accuracy: retrievers that sleep 5, 20 and 40 ms per query (tests/sleepy.py, the tiny task), measured by one pass
+   idle and one next to a CPU hog (a busy loop in its own session): the null candidate's p50 (the pass's own
+   overhead, subtracted), each p50 against its sleep, and the p50 of every timed call as timed (raw).
 The load average is printed with the figures: on a shared, busy machine the milliseconds mean little, the ratios
 (pass / cold run, candidate / fastest) are the result.
 
@@ -70,6 +73,55 @@ def _passes(results: Path) -> dict[str, dict]:
     return out
 
 
+def sleepers(repeats: int = 5) -> None:
+    """Step 3: the sleepy retrievers' p50 next to their sleep, idle and beside a CPU hog; the overhead subtracted."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import numpy as np
+    import yaml
+
+    from runners.config.benchmark import BenchmarkConfig
+    from runners.execution.measure.latency import LatencyOptions, measure
+    from runners.execution.run import candidates_for, run_benchmark
+    from runners.execution.tasks import load_task
+
+    sleeps = (5, 20, 40)
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "sleepers.yaml"
+        path.write_text(yaml.safe_dump({"name": "sleepers", "tasks": [str(ROOT / "tests" / "configs" / "kb_tiny.yaml")],
+                                        "results_dir": str(Path(d) / "results"), "cache_dir": str(Path(d) / "cache"),
+                                        "models": [{"name": f"toy/sleep{ms}", "kind": "retriever",
+                                                    "factory": "tests.sleepy:make_sleepy",
+                                                    "factory_kwargs": {"sleep_ms": ms}, "label": f"{ms} ms"}
+                                                   for ms in sleeps]}))
+        cfg = BenchmarkConfig.from_file(path)
+        run_benchmark(cfg, show_progress=False)
+        tasks = [load_task(t) for t in cfg.tasks]
+        opts = LatencyOptions(queries=12, repeats=repeats, warmup=1)
+        print(f"sleepy retrievers, 12 queries x {repeats} repeats (each query's fastest repeat, less the null "
+              f"candidate's p50):")
+        print(f"{'':<10} {'load':>5} {'overhead':>9}  " + "  ".join(f"{f'{ms} ms: p50 (raw)':>20}" for ms in sleeps))
+        for mode in ("no hog", "CPU hog"):
+            hog = (subprocess.Popen([sys.executable, "-c", "import time\nend = time.monotonic() + 120\n"
+                                     "while time.monotonic() < end:\n    pass\n"], start_new_session=True)
+                   if mode == "CPU hog" else None)
+            try:
+                time.sleep(0.3)
+                recs = {r["label"]: r for r in measure(cfg, candidates_for(cfg), tasks, opts)}
+            finally:
+                if hog is not None:
+                    hog.kill()
+                    hog.wait()
+            first = next(iter(recs.values()))
+            cells = [f"{recs[f'{ms} ms']['latency_ms']['p50']:>8.2f} ({recs[f'{ms} ms']['raw_latency_ms']['p50']:>6.2f})"
+                     for ms in sleeps]
+            print(f"{mode:<10} {first['machine']['load_avg_1m']['mean']:>5.1f} "
+                  f"{first['pass']['overhead_ms']['subtracted']:>6.2f} ms  " + "  ".join(f"{c:>20}" for c in cells))
+        worst = max(abs(recs[f"{ms} ms"]["latency_ms"]["p50"] - ms) for ms in sleeps)
+        print(f"largest |p50 - sleep| beside the hog: {worst:.2f} ms (tolerance: 1 ms at 5 ms, 1.5 at 20, 2 at 40); "
+              f"mean of the raw timed calls minus the sleep: "
+              f"{np.mean([recs[f'{ms} ms']['raw_latency_ms']['mean'] - ms for ms in sleeps]):.2f} ms")
+
+
 def main(smoke: bool) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as d:
         cfg = _config(Path(d), smoke)
@@ -110,4 +162,8 @@ def main(smoke: bool) -> dict[str, float]:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--smoke", action="store_true", help="the tiny task, BM25 and a bag-of-words encoder")
-    main(ap.parse_args().smoke)
+    ap.add_argument("--sleepers-only", action="store_true", help="only step 3 (the sleepy retrievers' accuracy)")
+    args = ap.parse_args()
+    if not args.sleepers_only:
+        main(args.smoke)
+    sleepers()

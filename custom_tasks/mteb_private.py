@@ -53,13 +53,25 @@ def tasks_registry() -> dict[str, Any]:
     return private("tasks_registry_module")
 
 
+def _swap(key: str, replacement: Any) -> Any:
+    saved = private(key)
+    module_name, attr = PRIVATE_NAMES[key]
+    setattr(importlib.import_module(module_name), attr, replacement)
+    return saved
+
+
 def swap_prepare_dataset(replacement: Any) -> Any:
     """Put `replacement` where mteb's `create_dataloader` looks up its dataset preparation; the previous one is
     returned (put it back with this function). The latency pass holds a prepared corpus this way."""
-    saved = private("prepare_dataset")
-    module_name, attr = PRIVATE_NAMES["prepare_dataset"]
-    setattr(importlib.import_module(module_name), attr, replacement)
-    return saved
+    return _swap("prepare_dataset", replacement)
+
+
+def swap_combine_queries(replacement: Any) -> Any:
+    """Put `replacement` where mteb's query preparation (`_prepare_dataset`, its BM25) and
+    `combine_queries_with_instruction_text` above look up the query-with-instruction step; the previous one is
+    returned. The latency pass holds each sampled query's prepared row this way (a `datasets` transform with its
+    fingerprint hashing costs ~7 ms a call: batch plumbing, not a served query's work)."""
+    return _swap("combine_queries_with_instruction_text", replacement)
 
 
 def registry_module() -> Any:

@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from ..results.store import find_run, read_identity, read_json
+from .latency_stats import paired_difference, percentile_ci
 
 #: the cost columns every output carries when a latency pass stored figures (same names in JSON and CSV)
-COST_COLUMNS = ["p50_ms", "p95_ms", "bytes_per_doc", "docs_per_s"]
-ALL_COLUMNS = ["p50_ms", "p95_ms", "p99_ms", "spread", "qps", "bytes_per_doc", "docs_per_s", "docs_per_s_from", "n_docs",
-               "dim",
-               "parameters", "load_avg_1m", "threads", "cpu", "torch", "blas", "measured_at", "p50_ratio", "note"]
+COST_COLUMNS = ["p50_ms", "p50_ci_low", "p50_ci_high", "p95_ms", "p95_ci_low", "p95_ci_high", "bytes_per_doc",
+                "docs_per_s"]
+ALL_COLUMNS = ["p50_ms", "p50_ci_low", "p50_ci_high", "p95_ms", "p95_ci_low", "p95_ci_high", "p99_ms", "spread", "qps",
+               "bytes_per_doc", "docs_per_s", "docs_per_s_from", "n_docs", "dim", "parameters", "timed_queries",
+               "overhead_ms", "load_avg_1m", "cores", "threads", "cpu", "torch", "blas", "measured_at", "p50_ratio",
+               "note"]
 SCALES = (10, 100)
 STALE = "stale: timed for another setting than the stored scores (run `private-mteb latency`)"
 
@@ -51,14 +54,19 @@ def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(float(v)) else None
 
 
-def cost_row(rec: dict[str, Any] | None) -> dict[str, Any]:
-    """One record -> the flat cost columns (None where not measured), and `note` saying why a number is missing."""
+def cost_row(rec: dict[str, Any] | None, confidence: float = 0.95) -> dict[str, Any]:
+    """One record -> the flat cost columns (None where not measured), and `note` saying why a number is missing.
+
+    p50 and p95 carry percentile-bootstrap intervals over the timed queries (latency_stats.py); `_latency` holds
+    what a paired comparison needs (the pass, its query ids, each query's time, the load and the cores), for
+    `cheapest_not_worse`, never for output."""
     row: dict[str, Any] = {c: None for c in ALL_COLUMNS}
     if rec is None:
         row["note"] = "not measured (run `private-mteb latency`)"
         return row
     host = rec.get("machine") or {}
     row.update(load_avg_1m=_num((host.get("load_avg_1m") or {}).get("mean")), threads=host.get("threads"),
+               cores=host.get("cores_usable") or host.get("cores"),
                cpu=host.get("cpu"), torch=host.get("torch"), blas=host.get("blas"),
                measured_at=(rec.get("pass") or {}).get("at"))
     if rec.get("stale"):
@@ -76,6 +84,15 @@ def cost_row(rec: dict[str, Any] | None) -> dict[str, Any]:
                bytes_per_doc=_num(index.get("bytes_per_doc")), docs_per_s=_num(index.get("docs_per_s")),
                docs_per_s_from=_rate_source(index), n_docs=index.get("n_docs"), dim=dims[0] if dims else None,
                parameters=sum(params) if params else None, note=rec.get("note") or "")
+    per_query = rec.get("query_ms")
+    if isinstance(per_query, list) and per_query:
+        for q, col in ((50, "p50"), (95, "p95")):
+            ci = percentile_ci(per_query, q, confidence)
+            row[f"{col}_ci_low"], row[f"{col}_ci_high"] = ci if ci else (None, None)
+        info = rec.get("pass") or {}
+        row.update(timed_queries=len(per_query), overhead_ms=_num((info.get("overhead_ms") or {}).get("subtracted")))
+        row["_latency"] = {"pass": info.get("id"), "query_ids": info.get("query_ids"), "query_ms": per_query,
+                           "load": row["load_avg_1m"], "cores": row["cores"]}
     return row
 
 
@@ -154,14 +171,54 @@ def _pair(pairs: list[dict[str, Any]], a: str, b: str) -> dict[str, Any] | None:
     return None
 
 
+def latency_comparison(a: dict[str, Any], b: dict[str, Any], confidence: float = 0.95) -> dict[str, Any]:
+    """Can the latency pass tell that cost row `a` is faster than `b`? Paired over the queries both timed in one
+    pass: the p50 difference's bootstrap interval must lie below 0, their p50 intervals must not overlap, and the
+    load average of the pass must not exceed the cores. `reason` says what failed (None: `a` is faster)."""
+    la, lb = a.get("_latency") or {}, b.get("_latency") or {}
+    out: dict[str, Any] = {"diff_ms": None, "diff_ci_low": None, "diff_ci_high": None, "reason": None}
+    if not la.get("pass") or la.get("pass") != lb.get("pass") or la.get("query_ids") != lb.get("query_ids"):
+        out["reason"] = "they were not timed in the same latency pass (run `private-mteb latency` with both)"
+        return out
+    pair = paired_difference(la["query_ms"], lb["query_ms"], 50, confidence)
+    if pair is None:
+        out["reason"] = "too few timed queries to compare"
+        return out
+    out.update(diff_ms=pair["diff"], diff_ci_low=pair["ci_low"], diff_ci_high=pair["ci_high"])
+    load, cores = la.get("load"), la.get("cores")
+    if load is not None and cores and load > cores:
+        out["reason"] = f"the machine was busy (load average {load:.1f} above its {cores} cores)"
+    elif not (pair["ci_high"] < 0):
+        out["reason"] = (f"the p50 difference {pair['diff']:+.2f} ms [{pair['ci_low']:+.2f}, {pair['ci_high']:+.2f}] "
+                         f"(paired over {pair['n']} queries) includes 0")
+    elif (a.get("p50_ci_high") is None or b.get("p50_ci_low") is None
+          or a["p50_ci_high"] >= b["p50_ci_low"]):
+        out["reason"] = "their p50 intervals overlap"
+    return out
+
+
+def with_ci(row: dict[str, Any], col: str = "p50") -> str:
+    """A table cell: the figure and its bootstrap interval, e.g. "4.77 [4.61, 5.02]"."""
+    v, lo, hi = row.get(f"{col}_ms"), row.get(f"{col}_ci_low"), row.get(f"{col}_ci_high")
+    return ms(v) + (f" [{ms(lo)}, {ms(hi)}]" if v is not None and lo is not None and hi is not None else "")
+
+
+def _p50(row: dict[str, Any]) -> str:
+    lo, hi = row.get("p50_ci_low"), row.get("p50_ci_high")
+    return f"p50 {ms(row['p50_ms'])} ms" + (f" [{ms(lo)}, {ms(hi)}]" if lo is not None and hi is not None else "")
+
+
 def cheapest_not_worse(intervals: list[dict[str, Any]], pairs: list[dict[str, Any]], costs: list[dict[str, Any]],
                        metric_label: str, margin: float | None = None,
                        confidence: float = 0.95, among: str = "") -> dict[str, Any] | None:
-    """The cheapest candidate (lowest p50) not significantly worse than the best by `metric`, with its sentence.
+    """The cheapest candidate not significantly worse than the best by `metric`, with its sentence.
 
-    Without `margin`: not worse = the paired test (Holm-corrected, as `stats` prints it) finds no significant
+    Not worse, without `margin`: the paired test (Holm-corrected, as `stats` prints it) finds no significant
     difference, or the candidate is better. With `margin`: a non-inferiority test, the lower bound of the
-    candidate - best difference's CI above -margin. None when fewer than one measured candidate has scores.
+    candidate - best difference's CI above -margin. Cheaper: `latency_comparison` can tell it is faster than the
+    best (paired over the timed queries, intervals apart, a machine not busier than its cores); when the candidate
+    with the lowest p50 is not, the sentence says the pass cannot tell, and recommends nothing on cost.
+    `verdict`: "cheaper", "best is cheapest" or "cannot tell". None when no measured candidate has scores.
     `among` (CandidateSet.among) names the set the best was drawn from, e.g. "among the 5 candidates of x.yaml".
     """
     means = {r["candidate"]: r["mean"] for r in intervals if r.get("subset", "all") == "all"
@@ -183,29 +240,54 @@ def cheapest_not_worse(intervals: list[dict[str, Any]], pairs: list[dict[str, An
             ok.append((row["p50_ms"], cand, pr))
     if not ok:
         return None
-    _, pick, pr = min(ok, key=lambda t: t[0])
-    best_p50 = p50[best]["p50_ms"] if best in p50 else None
+    ok.sort(key=lambda t: t[0])
     level = int(round(confidence * 100))
     where = f" {among}" if among else ""
     test = (f"non-inferiority test: lower bound of the {level}% CI of the difference above -{margin:g}"
             if margin is not None else "paired test, Holm-corrected")
+    what = "not significantly worse than the best" if margin is None else f"non-inferior to the best (margin {margin:g})"
+    best_row = p50.get(best)
+    vs = _p50(best_row) if best_row is not None else "not measured"
+    out: dict[str, Any] = {"best": best, "best_p50_ms": best_row["p50_ms"] if best_row else None, "margin": margin,
+                           "test": test, "diff": 0.0, "diff_ci_low": None, "diff_ci_high": None,
+                           "latency_diff_ms": None, "latency_diff_ci_low": None, "latency_diff_ci_high": None}
+    _, pick, pr = ok[0]
     if pick == best:
-        text = (f"the best candidate by {metric_label}{where}, {best}, is also the cheapest of those not "
-                f"significantly worse (p50 {ms(p50[best]['p50_ms'])} ms)") if margin is None else (
-                f"the best candidate by {metric_label}{where}, {best}, is also the cheapest non-inferior one "
-                f"(margin {margin:g}; p50 {ms(p50[best]['p50_ms'])} ms)")
-        diff = None
-    else:
-        what = ("not significantly worse than the best" if margin is None
-                else f"non-inferior to the best (margin {margin:g})")
-        vs = f"{ms(best_p50)} ms" if best_p50 is not None else "not measured"
-        diff = (pr["diff"], pr["diff_ci_low"], pr["diff_ci_high"])
-        best_of = f", the best{where}" if among else ""
-        text = (f"the cheapest candidate {what} is {pick} (p50 {ms(p50[pick]['p50_ms'])} ms vs {vs} for {best}"
-                f"{best_of}, {metric_label} difference {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]; {test})")
-    return {"candidate": pick, "best": best, "p50_ms": p50[pick]["p50_ms"], "best_p50_ms": best_p50,
-            "diff": diff[0] if diff else 0.0, "diff_ci_low": diff[1] if diff else None,
-            "diff_ci_high": diff[2] if diff else None, "margin": margin, "test": test, "sentence": text}
+        rival = ok[1] if len(ok) > 1 else None
+        if rival is None:
+            text = (f"the best candidate by {metric_label}{where}, {best}, is the only measured one {what.split(' than')[0]}"
+                    f" ({vs})" if margin is None else
+                    f"the best candidate by {metric_label}{where}, {best}, is the only measured non-inferior one "
+                    f"(margin {margin:g}; {vs})")
+            return {**out, "candidate": best, "p50_ms": best_row["p50_ms"], "verdict": "best is cheapest",
+                    "sentence": text}
+        cmp = latency_comparison(best_row, p50[rival[1]], confidence)
+        out.update(latency_diff_ms=cmp["diff_ms"], latency_diff_ci_low=cmp["diff_ci_low"],
+                   latency_diff_ci_high=cmp["diff_ci_high"])
+        if cmp["reason"] is None:
+            text = (f"the best candidate by {metric_label}{where}, {best}, is also the cheapest of those {what.split(' than')[0]}"
+                    f" ({vs}; faster than {rival[1]} by {-cmp['diff_ms']:.2f} ms "
+                    f"[{-cmp['diff_ci_high']:.2f}, {-cmp['diff_ci_low']:.2f}], paired over the timed queries)")
+            return {**out, "candidate": best, "p50_ms": best_row["p50_ms"], "verdict": "best is cheapest",
+                    "sentence": text}
+        text = (f"the best candidate by {metric_label}{where} is {best} ({vs}); the latency pass cannot tell whether it is "
+                f"cheaper than {rival[1]} ({_p50(p50[rival[1]])}), {what}: {cmp['reason']}")
+        return {**out, "candidate": None, "p50_ms": None, "verdict": "cannot tell", "sentence": text}
+    cmp = latency_comparison(p50[pick], best_row, confidence) if best_row is not None else {
+        "reason": f"{best} was not timed", "diff_ms": None, "diff_ci_low": None, "diff_ci_high": None}
+    diff = (pr["diff"], pr["diff_ci_low"], pr["diff_ci_high"]) if pr else (0.0, None, None)
+    out.update(diff=diff[0], diff_ci_low=diff[1], diff_ci_high=diff[2], latency_diff_ms=cmp["diff_ms"],
+               latency_diff_ci_low=cmp["diff_ci_low"], latency_diff_ci_high=cmp["diff_ci_high"])
+    best_of = f", the best{where}" if among else ""
+    quality = f"{metric_label} difference {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]; {test}"
+    if cmp["reason"] is None:
+        text = (f"the cheapest candidate {what} is {pick} ({_p50(p50[pick])} vs {vs} for {best}{best_of}, p50 difference "
+                f"{cmp['diff_ms']:+.2f} ms [{cmp['diff_ci_low']:+.2f}, {cmp['diff_ci_high']:+.2f}] paired over the "
+                f"timed queries; {quality})")
+        return {**out, "candidate": pick, "p50_ms": p50[pick]["p50_ms"], "verdict": "cheaper", "sentence": text}
+    text = (f"the latency pass cannot tell whether {pick} ({_p50(p50[pick])}), {what}, is cheaper than the best{where}, "
+            f"{best} ({vs}): {cmp['reason']} ({quality})")
+    return {**out, "candidate": None, "p50_ms": None, "verdict": "cannot tell", "sentence": text}
 
 
 def attach(interval_rows: list[dict[str, Any]], costs: list[dict[str, Any]]) -> bool:

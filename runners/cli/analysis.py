@@ -38,7 +38,7 @@ def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
     label = metric_label(rep.metric)
     costs = any("p50_ms" in r for r in rep.interval_rows)  # a latency pass stored figures (analysis/cost.py)
     t = Table("subset", "model", "n", label, f"{int(confidence * 100)}% CI",
-              *(["p50 ms", "p95 ms", "bytes/doc", "docs/s"] if costs else []),
+              *(["p50 ms [95% CI]", "p95 ms [95% CI]", "bytes/doc", "docs/s"] if costs else []),
               title=f"{rep.task} — {label} ({rep.n_queries} queries, {resamples} resamples)")
     for r in rep.interval_rows:  # plain rows, not frames: the table format never imports pandas
         t.add_row(r["subset"], r["candidate"], str(r["n_queries"]), fmt4(r["mean"]),
@@ -59,12 +59,12 @@ def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
 
 
 def _cost_cells(r: dict[str, Any]) -> list[str]:
-    from ..analysis.cost import human_bytes, ms
+    from ..analysis.cost import human_bytes, with_ci
 
     def num(v: Any) -> str:
         return "–" if v is None else f"{v:.1f}"
 
-    return [ms(r.get("p50_ms")), ms(r.get("p95_ms")), human_bytes(r.get("bytes_per_doc")), num(r.get("docs_per_s"))]
+    return [with_ci(r, "p50"), with_ci(r, "p95"), human_bytes(r.get("bytes_per_doc")), num(r.get("docs_per_s"))]
 
 
 def _decision(rep: Any, task_name: str, names: list[str], results_dir: Path, margin: Optional[float],
@@ -74,7 +74,7 @@ def _decision(rep: Any, task_name: str, names: list[str], results_dir: Path, mar
     from ..analysis.per_query import label_of
     from ..analysis.stats import metric_label
 
-    costs = cost_rows(results_dir, task_name, names, {n: label_of(results_dir, n) for n in names})
+    costs = cost_rows(results_dir, task_name, names, {n: label_of(results_dir, n) for n in names})  # 95% intervals
     if not attach(rep.interval_rows, costs):
         return None
     found = cheapest_not_worse(rep.interval_rows, rep.pair_rows, costs, metric_label(rep.metric), margin, confidence,

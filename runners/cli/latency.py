@@ -37,6 +37,8 @@ def measure_rows(cfg: Any, cands: list[Any], tasks: list[Any], opts: Any) -> lis
     for task in {r["task"]: None for r in records}:
         mine = [r for r in records if r["task"] == task]
         task_rows = [{"task": task, "candidate": r["label"], "model": r["candidate"], **cost_row(r)} for r in mine]
+        for r in task_rows:
+            r.pop("_latency", None)  # the per-query times stay in the record (latency_<split>.json)
         ref = next((r["p50_ms"] for r in task_rows if r["p50_ms"]), None)
         for r in task_rows:
             r["p50_ratio"] = r["p50_ms"] / ref if r["p50_ms"] and ref else None
@@ -45,15 +47,15 @@ def measure_rows(cfg: Any, cands: list[Any], tasks: list[Any], opts: Any) -> lis
 
 
 def print_rows(rows: list[dict[str, Any]], records_note: str = "") -> None:
-    from ..analysis.cost import human_bytes, ms
+    from ..analysis.cost import human_bytes, ms, with_ci
 
     def num(v: Any, f: str = "{:.1f}") -> str:
         return "–" if v is None else f.format(v)
 
     ref = next((r["candidate"] for r in rows if r["p50_ms"]), "")
     for task in {r["task"]: None for r in rows}:
-        t = Table("candidate", "p50 ms", "p95 ms", "p99 ms", "spread", f"p50 / {ref}"[:40], "q/s batched", "docs/s",
-                  "bytes/doc", "dim", "params", title=f"{task}: latency one query at a time")
+        t = Table("candidate", "p50 ms [95% CI]", "p95 ms [95% CI]", "p99 ms", "spread", f"p50 / {ref}"[:40],
+                  "q/s batched", "docs/s", "bytes/doc", "dim", "params", title=f"{task}: latency one query at a time")
         notes = []
         for r in (x for x in rows if x["task"] == task):
             if r["p50_ms"] is None:
@@ -64,7 +66,7 @@ def print_rows(rows: list[dict[str, Any]], records_note: str = "") -> None:
                 notes.append(f"{r['candidate']}: {r['note']}")
             if r.get("docs_per_s_from") and r["docs_per_s_from"] != "index build":
                 notes.append(f"{r['candidate']}: docs/s from the {r['docs_per_s_from']}")
-            t.add_row(r["candidate"], ms(r["p50_ms"]), ms(r["p95_ms"]), ms(r["p99_ms"]),
+            t.add_row(r["candidate"], with_ci(r, "p50"), with_ci(r, "p95"), ms(r["p99_ms"]),
                       num(100 * r["spread"] if r["spread"] is not None else None, "{:.0f}%"),
                       num(r["p50_ratio"], "{:.2f}x"), num(r["qps"]), num(r["docs_per_s"]),
                       human_bytes(r["bytes_per_doc"]), num(r["dim"], "{}"),
@@ -77,7 +79,13 @@ def print_rows(rows: list[dict[str, Any]], records_note: str = "") -> None:
         console.print(Text.assemble(("machine:", "bold"), f" {first.get('cpu')}, {first.get('threads')} torch "
                                     f"thread(s), torch {first.get('torch') or '?'} with {first.get('blas') or '?'} "
                                     f"BLAS; load average (1 min) during the pass {first.get('load_avg_1m') or 0:.1f}"
-                                    " — on a busy machine read the ratios, not the milliseconds"), highlight=False)
+                                    f" on {first.get('cores') or '?'} cores — on a busy machine read the ratios, not"
+                                    " the milliseconds"), highlight=False)
+        overhead = next((r.get("overhead_ms") for r in rows if r.get("overhead_ms") is not None), None)
+        if overhead is not None:
+            console.print(f"each query: the fastest of its repeats, less the pass's own overhead (a null candidate "
+                          f"interleaved with these: p50 {overhead:.2f} ms, subtracted); intervals: bootstrap over "
+                          f"the {first.get('timed_queries')} timed queries", highlight=False, markup=False)
     if records_note:
         console.print(records_note, highlight=False, markup=False)
 

@@ -8,7 +8,10 @@ same method mteb's evaluator calls. A reranked candidate is its first stage serv
 (encoded at index time, or kept from the run in this process), its query is encoded per query. A run file has no search to time.
 
 Candidates are measured interleaved (per query, in rotating order) after a warm-up, so a busy moment of the
-machine falls on all of them alike; the load average is recorded with the figures. Stored as
+machine falls on all of them alike; the load average is recorded with the figures. mteb's per-search `datasets`
+plumbing (query and corpus preparation, corpus chunks) is held, prepared once (served_inputs.py), and a null
+candidate (`NullSearch`, interleaved with the others) measures what the pass still adds per query: its p50 is
+subtracted from every candidate's times (`pass.overhead_ms`; `raw_latency_ms` keeps the figures before it). Stored as
 `latency_<split>.json` in each (candidate, task) run folder, never in mteb's TaskResult and never among the files
 identity.json vouches for (a latency pass never makes a result stale). Each record carries the run fingerprint
 (identity.py) of the candidate it timed: a figure is current only while the run folder's identity.json has the
@@ -18,7 +21,6 @@ old setting's milliseconds.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import logging
 import os
@@ -26,10 +28,10 @@ import platform
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -40,6 +42,7 @@ from ..cache.embedding_cache import wrap_cache
 from ..encoding.encode_rate import cpu_name
 from ...results.identity import run_identity
 from ..cache.large_corpus import search_model_for
+from .served_inputs import NullSearch, corpus_chunks_held, no_hybrid_bars, prepared_held
 from .serving import DEFAULT_ENCODE_SAMPLE, Serving, index_bytes, parts, serve, static_facts, unserve
 from ..tasks import task_revision
 
@@ -197,6 +200,21 @@ def _percentiles(ms: list[float]) -> dict[str, float]:
             "p99": float(np.percentile(a, 99)), "mean": float(a.mean()), "min": float(a.min()), "max": float(a.max())}
 
 
+def _per_query(times: list[list[float]]) -> np.ndarray:
+    """Each query's time: the fastest of its repeats (timeit's rule: a slower repeat is another process's
+    interference, not the candidate's work; on a loaded 2-core machine it is most of the noise)."""
+    return np.asarray(times, dtype=float).min(axis=0)
+
+
+def _overhead(times: list[list[float]]) -> dict[str, float]:
+    """The null candidate's per-query times: what the pass adds to every timed query; their p50 is subtracted."""
+    if not times or not times[0]:
+        return {"p50": 0.0, "p95": 0.0, "max": 0.0, "subtracted": 0.0}
+    a = _per_query(times)
+    p50 = float(np.percentile(a, 50))
+    return {"p50": p50, "p95": float(np.percentile(a, 95)), "max": float(a.max()), "subtracted": p50}
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on: CPU, cores, threads, torch and BLAS."""
     info: dict[str, Any] = {"cpu": cpu_name() or platform.processor() or platform.machine(),
@@ -218,55 +236,17 @@ def machine() -> dict[str, Any]:
     return info
 
 
-@contextlib.contextmanager
-def _no_hybrid_bars() -> Iterator[None]:
-    """mteb's HybridSearch draws a tqdm bar over its sub-models on every search: not on a one-query loop."""
-    from mteb.models import hybrid_wrappers
-
-    saved = hybrid_wrappers.tqdm
-    hybrid_wrappers.tqdm = lambda it, **_kw: it
-    try:
-        yield
-    finally:
-        hybrid_wrappers.tqdm = saved
-
-
-@contextlib.contextmanager
-def _prepared_corpus_held() -> Iterator[None]:
-    """mteb prepares the corpus (title + text rows, a `datasets.map`) inside every dense search: index work, O(corpus)
-    per query. Served, that preparation is done once: while the pass runs, a document dataset's prepared form is
-    kept by its fingerprint. Query datasets are prepared on every search, as in the evaluation."""
-    from mteb.types import PromptType
-
-    from custom_tasks.mteb_private import swap_prepare_dataset
-
-    held: dict[tuple[Any, ...], Any] = {}
-
-    def prepare(dataset: Any, task_metadata: Any, prompt_type: Any = None, *args: Any, **kwargs: Any) -> Any:
-        fingerprint = getattr(dataset, "_fingerprint", None)
-        if prompt_type != PromptType.document or fingerprint is None:
-            return saved(dataset, task_metadata, prompt_type, *args, **kwargs)
-        key = (fingerprint, getattr(task_metadata, "name", ""), repr(args), repr(sorted(kwargs.items())))
-        if key not in held:
-            held[key] = saved(dataset, task_metadata, prompt_type, *args, **kwargs)
-        return held[key]
-
-    saved = swap_prepare_dataset(prepare)
-    try:
-        yield
-    finally:
-        swap_prepare_dataset(saved)
-
-
 def _measure_task(cands: list[Candidate], cfg: BenchmarkConfig, task: Any, opts: LatencyOptions) -> list[dict[str, Any]]:
-    with _no_hybrid_bars(), _prepared_corpus_held():
-        return _measure_task_quiet(cands, cfg, task, opts)
-
-
-def _measure_task_quiet(cands: list[Candidate], cfg: BenchmarkConfig, task: Any,
-                        opts: LatencyOptions) -> list[dict[str, Any]]:
     started = time.perf_counter()
     view = TaskView(task, opts.queries, cfg.encode.batch_size)
+    with no_hybrid_bars(), prepared_held() as prepare_query, corpus_chunks_held(view.corpus):
+        return _measure_task_quiet(cands, cfg, view, opts, prepare_query, started)
+
+
+def _measure_task_quiet(cands: list[Candidate], cfg: BenchmarkConfig, view: TaskView, opts: LatencyOptions,
+                        prepare_query: Callable[[Any], Any], started: float) -> list[dict[str, Any]]:
+    for p in view.positions:  # each sampled query arrives prepared, as a served request does (untimed, once)
+        prepare_query(view.rows[p])
     others: dict[str, Served] = {}
     served: list[Served] = []
     for cand in cands:
@@ -278,6 +258,8 @@ def _measure_task_quiet(cands: list[Candidate], cfg: BenchmarkConfig, task: Any,
         others.setdefault(cand.name, s)
         served.append(s)
     live = [s for s in served if s.one is not None and not s.error]
+    null = Served(cast(Candidate, None), one=lambda p: view.search(NullSearch(), view.rows[p]))
+    live.append(null)  # the null candidate, interleaved like the others: the pass's own overhead per query
     loads = [os.getloadavg()[0]]
     for s in live:  # warm-up: first-call costs (held vectors, lazy loading, allocator) are not latency
         for p in view.positions[:max(1, opts.warmup)]:
@@ -301,6 +283,8 @@ def _measure_task_quiet(cands: list[Candidate], cfg: BenchmarkConfig, task: Any,
         for s in live:
             s.times.append(times[id(s)])
         loads.append(os.getloadavg()[0])
+    live.remove(null)
+    overhead = _overhead(null.times)
     qps: dict[int, float] = {}
     for s in live:
         s.rearm()
@@ -310,7 +294,8 @@ def _measure_task_quiet(cands: list[Candidate], cfg: BenchmarkConfig, task: Any,
     loads.append(os.getloadavg()[0])
     pass_info = {"id": uuid.uuid4().hex[:12], "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                  "candidates": [c.label for c in cands], "queries": len(view.positions), "repeats": opts.repeats,
-                 "warmup": opts.warmup, "split": view.split, "subset": view.subset,
+                 "warmup": opts.warmup, "split": view.split, "subset": view.subset, "overhead_ms": overhead,
+                 "query_ids": [str(view.rows[p]["id"][0]) for p in view.positions],
                  "seconds": time.perf_counter() - started}  # what the pass cost on this task, serving set-up included
     host = {**machine(), "load_avg_1m": {"min": min(loads), "mean": float(np.mean(loads)), "max": max(loads)}}
     records = [_record(s, view, qps.get(id(s)), pass_info, host) for s in served]
@@ -326,10 +311,13 @@ def _record(s: Served, view: TaskView, qps: float | None, pass_info: dict[str, A
                            "error": s.error, "pass": pass_info, "machine": host}
     if not s.times:
         return rec
-    pooled = [t for rep in s.times for t in rep]
+    net = _per_query(s.times) - pass_info["overhead_ms"]["subtracted"]
     rep_p50 = [float(np.median(r)) for r in s.times]
     mid = float(np.median(rep_p50))
-    rec["latency_ms"] = _percentiles(pooled)
+    rec["latency_ms"] = _percentiles(net.tolist())  # over queries; the null candidate's p50 subtracted
+    rec["raw_latency_ms"] = _percentiles([t for rep in s.times for t in rep])  # every timed call, as timed
+    rec["query_ms"] = net.tolist()  # per sampled query (pass.query_ids): the intervals are computed from these
+    rec["times_ms"] = s.times  # per repeat, per sampled query, as timed
     rec["repeat_p50_ms"] = rep_p50
     rec["spread"] = (max(rep_p50) - min(rep_p50)) / mid if mid > 0 else 0.0
     rec["throughput_qps"] = qps

@@ -48,7 +48,7 @@ class Serving:
                 call: dict[str, Any]) -> np.ndarray:
         if _ptype(call) == "query":
             t0 = time.perf_counter()
-            out = _to_numpy(enc._model.encode(batch_loader(rows_dataset(list(range(len(texts)))), batch_size),
+            out = _to_numpy(enc._model.encode(batch_loader(rows_dataset(range(len(texts))), batch_size),
                                                **call))
             self.query_seconds += time.perf_counter() - t0
             return out
