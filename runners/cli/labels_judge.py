@@ -99,3 +99,75 @@ def judge_cmd(
     else:
         console.print(Text("scores still use human grades only (labels.use_llm: false); compare first: "
                            f"`private-mteb labels agreement --judge -c {config}`"), soft_wrap=True)
+
+
+def _iv(iv: Any, pct: bool = False) -> str:
+    if iv is None or iv.estimate != iv.estimate:
+        return "n/a"
+    f = (lambda x: f"{x:.1%}") if pct else (lambda x: f"{x:.3f}")
+    return f"{f(iv.estimate)} [{f(iv.low)}, {f(iv.high)}]" if iv.low == iv.low else f(iv.estimate)
+
+
+def judge_agreement_cmd(config: Optional[Path], task: Optional[str], fmt: str, resamples: int, seed: int,
+                        labels_dir: Optional[Path], split: str = "test", metric: Optional[str] = None) -> None:
+    """`labels agreement --judge`: the config's LLM judge against the human grades (label and system level)."""
+    from rich.table import Table
+
+    from ..analysis.judge_agreement import judge_agreement
+    from ..config.benchmark import BenchmarkConfig
+    from ..config.task_lookup import pick_task
+    from .common import print_json
+
+    if fmt not in ("text", "json"):
+        raise typer.BadParameter(f"unknown format '{fmt}' (text|json with --judge)", param_hint="--format")
+    if config is None:
+        raise typer.BadParameter("--judge needs -c BENCHMARK.yaml (its `judge:` and candidates)", param_hint="-c")
+    bench = BenchmarkConfig.from_file(config)
+    rep = judge_agreement(bench, pick_task(bench, task), split, resamples, seed, metric, labels_dir=labels_dir)
+    for w in rep.warnings:
+        err_console.print(Text.assemble(("warning:", "yellow"), f" {w}"), soft_wrap=True)
+    if fmt == "json":
+        print_json(rep.as_dict())
+        return
+    lab = rep.labels
+    console.print(Text(f"{rep.task}: {rep.source} (judge {rep.judge}) vs human grades on {lab.n if lab else 0} "
+                       f"pairs; {rep.llm_only} more pair(s) graded by the LLM only, {rep.unrateable} unrateable"),
+                  soft_wrap=True)
+    if lab is not None:
+        t = Table("statistic", "value [95% CI]", title="label level (bootstrap over pairs)")
+        t.add_row("Cohen's kappa", _iv(lab.kappa))
+        t.add_row("weighted kappa (quadratic)", _iv(lab.kappa_quadratic))
+        t.add_row("accuracy", f"{lab.accuracy:.1%}")
+        t.add_row(f"majority baseline (always {lab.majority_grade})", f"{lab.majority_accuracy:.1%} accuracy, kappa 0")
+        t.add_row("TPR relevant (grade >= 1)", _iv(lab.tpr, True))
+        t.add_row("TNR relevant (grade >= 1)", _iv(lab.tnr, True) if lab.human_counts.get(0) else
+                  "n/a (no pair a human graded 0)")
+        for g, d in sorted(lab.per_grade.items(), reverse=True):
+            t.add_row(f"TPR / TNR grade {g} ({lab.human_counts[g]} human)", f"{_iv(d['tpr'], True)} / "
+                                                                            f"{_iv(d['tnr'], True)}")
+        if lab.ceiling is not None:
+            c = lab.ceiling
+            t.add_row(Text(f"human-human: {c['raters'][0]} / {c['raters'][1]} ({c['n']} pairs)"),
+                      _iv(c["kappa_quadratic"]))
+        else:
+            t.add_row("human-human ceiling", "n/a (no two raters in labels/)")
+        console.print(t)
+        cm = Table(title="confusion (rows: human, columns: LLM)")
+        cm.add_column("human \\ LLM")
+        for g in lab.scale:
+            cm.add_column(str(g))
+        for g, row in zip(lab.scale, lab.confusion):
+            cm.add_row(str(g), *[str(v) for v in row])
+        console.print(cm)
+    s = rep.system
+    if s is not None:
+        t = Table("candidate", "human only", "human + LLM",
+                  title=f"system level: {s.metric} over {s.n_queries} queries ({s.llm_filled} pairs filled by the LLM)")
+        for name, a, b in zip(s.candidates, s.human_means, s.mixed_means):
+            t.add_row(Text(name), f"{a:.4f}", f"{b:.4f}")
+        console.print(t)
+        console.print(Text(f"Kendall's tau {s.tau:.3f} [{s.tau_low:.3f}, {s.tau_high:.3f}] (bootstrap over queries), "
+                           f"tau-AP {s.tau_ap:.3f}; significant paired verdicts: {s.significant_human} -> "
+                           f"{s.significant_mixed}" + (f"; flips: {'; '.join(s.flips)}" if s.flips else "")),
+                      soft_wrap=True)
+    console.print(Text(rep.sentence), soft_wrap=True)

@@ -49,7 +49,7 @@ def _task_and_items(task: Optional[str], pool: Optional[Path], config: Optional[
     bench = load_config(config)
     entry = pick_task(bench, task)
     cfg = task_config_for(entry, bench)
-    collection = task_collection(entry, bench)
+    collection = task_collection(entry, bench, llm=False)  # pairs no human graded
     p = build_pool(bench.results_path, collection, models_of(bench, models), depth, split, seed)
     if not p.rows:
         raise AnalysisError(f"the candidates' top-{depth} holds no unlabelled pair of {cfg.name}: nothing to judge")
@@ -148,14 +148,29 @@ def register(app: typer.Typer) -> None:
 
     @app.command("agreement")
     def agreement_cmd(
-        task: str = typer.Option(..., "--task", "-t", help="task name (configs/tasks) or YAML path"),
+        task: Optional[str] = typer.Option(None, "--task", "-t", help="task name (configs/tasks) or YAML path"),
         fmt: str = typer.Option("text", "--format", help="text|json|csv"),
         resamples: int = typer.Option(2000, "--resamples", min=100),
         seed: int = typer.Option(0, "--seed"),
         show: int = typer.Option(20, "--show", min=0, help="disagreements listed in text output"),
         labels_dir: Optional[Path] = LABELS_DIR,
+        judge: bool = typer.Option(False, "--judge", help="the config's LLM judge vs the human grades: kappa, "
+                                   "TPR/TNR, and the candidates' ranking under both (needs -c)"),
+        config: Optional[Path] = typer.Option(None, "--config", "-c", help="with --judge: the benchmark (its "
+                                              "`judge:` and candidates)"),
+        split: str = typer.Option("test", "--split", help="with --judge"),
+        metric: Optional[str] = typer.Option(None, "--metric", help="with --judge: the metric candidates are "
+                                             "ranked by (default: the task's main score)"),
     ) -> None:
-        """Cohen's kappa per pair of raters, Krippendorff's alpha, 95% bootstrap CIs, the disagreements."""
+        """Cohen's kappa per pair of raters, Krippendorff's alpha, 95% bootstrap CIs, the disagreements;
+        with --judge: the LLM judge's grades against the human ones (runners/cli/labels_judge.py)."""
+        if judge:
+            from .labels_judge import judge_agreement_cmd
+
+            judge_agreement_cmd(config, task, fmt, resamples, seed, labels_dir, split, metric)
+            return
+        if task is None:
+            raise typer.BadParameter("name the task: -t NAME (or --judge -c BENCHMARK.yaml)", param_hint="--task")
         from custom_tasks.config import resolve_task_config
         from custom_tasks.sources import load_collection
 

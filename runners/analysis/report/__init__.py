@@ -49,7 +49,7 @@ def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text
     nums = [sections.task_numbers(td, ctx) for td in tasks]
     config = cfg.path.name if cfg.path else cfg.name  # the set the summary's best is drawn from
     parts: list[Section | None] = [sections.summary(nums, config), sections.results_table(nums, ctx),
-                                   sections.forest(nums, ctx), sections.per_query(nums, ctx), labels_section(nums),
+                                   sections.forest(nums, ctx), sections.per_query(nums, ctx), labels_section(nums, bench=cfg),
                                    experiments(cfg, tasks, stored), cost_section(cfg, tasks, nums, margin),
                                    over_time_section(cfg, [(td.name, td.main_metric) for td in tasks])]
     if with_public:

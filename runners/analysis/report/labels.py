@@ -2,8 +2,9 @@
 
 Per task: judged@10 per candidate (the share of its top-10 that carries a label, as in the results table),
 the raters of `labels/<task>/` with how much each judged, and their agreement (weighted kappa per pair of
-raters and Krippendorff's alpha, each with its 95% bootstrap interval) in one plain sentence. Shown only
-for tasks that have judged@10 numbers or raters' files; no document or question text appears.
+raters and Krippendorff's alpha, each with its 95% bootstrap interval) in one plain sentence; with a `judge:` in
+the benchmark and its grades stored, the LLM judge against the human grades (`labels agreement --judge`). Shown
+only for tasks that have judged@10 numbers, raters' files or LLM grades; no document or question text appears.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ def _ci(iv: object) -> str:
     return "n/a" if est != est else f"{est:.2f} [{low:.2f}, {high:.2f}]"
 
 
-def labels_section(all_numbers: list, seed: int = 0) -> Section | None:
-    """None when no task has coverage numbers or raters."""
+def labels_section(all_numbers: list, seed: int = 0, bench: object = None) -> Section | None:
+    """None when no task has coverage numbers, raters or LLM grades."""
     sec = Section("labels", "Labels")
     for tn in all_numbers:
         td = tn.td
@@ -57,6 +58,38 @@ def labels_section(all_numbers: list, seed: int = 0) -> Section | None:
                 blocks.append(Paragraph(f"{len(rep.warnings)} line(s) of the raters' files were skipped (broken or "
                                         f"outside the scale); `private-mteb labels agreement -t {td.name}` names "
                                         "them.", "note"))
+        blocks += _judge_blocks(bench, td, seed)
         if blocks:
             sec.subsections.append(Section("labels-" + re.sub(r"[^a-z0-9]+", "-", td.name.lower()), td.name, blocks))
     return sec if sec.subsections else None
+
+
+def _judge_blocks(bench: object, td: object, seed: int) -> list:
+    """The LLM judge vs the human grades (labels agreement --judge), when the benchmark has a judge with grades."""
+    from custom_tasks.llm_labels import llm_labels_path
+
+    cfg = getattr(td, "config", None)
+    if getattr(bench, "judge", None) is None or cfg is None or cfg.path is None or \
+            not llm_labels_path(cfg.path).is_file():
+        return []
+    from ..judge_agreement import judge_agreement
+
+    rep = judge_agreement(bench, str(cfg.path), n_resamples=RESAMPLES, seed=seed)
+    out: list = []
+    lab = rep.labels
+    if lab is not None:
+        rows = [["Cohen's kappa", _ci(lab.kappa)], ["weighted kappa (quadratic)", _ci(lab.kappa_quadratic)],
+                ["TPR relevant (grade >= 1)", _ci(lab.tpr)], ["TNR relevant (grade >= 1)", _ci(lab.tnr)],
+                ["accuracy (majority baseline)", f"{lab.accuracy:.0%} ({lab.majority_accuracy:.0%}: always "
+                                                 f"{lab.majority_grade})"]]
+        out.append(Table(["statistic", "value [95% CI]"], rows, f"{td.name}: {rep.source} vs human grades on "
+                                                                  f"{lab.n} pairs"))
+    if rep.system is not None:
+        s = rep.system
+        out.append(Table(["candidate", f"{s.metric} human only", f"{s.metric} human + LLM"],
+                         [[c, f"{a:.4f}", f"{b:.4f}"] for c, a, b in zip(s.candidates, s.human_means, s.mixed_means)],
+                         f"{td.name}: the candidates under human-only and human + LLM labels ({s.llm_filled} pairs "
+                         "filled by the LLM)"))
+    sentence = rep.sentence
+    out.append(Paragraph(sentence[0].upper() + sentence[1:] + ".", "verdict"))
+    return out
