@@ -15,6 +15,7 @@ from .collection import Collection
 from .config_problems import Problem, did_you_mean, messages, raise_problems
 from .yaml_io import line_at
 from .readers import get_reader
+from .readers._io import as_id
 from .readers.extra_labels import merge_labels
 
 FORMATS = ("beir", "trec", "tables", "evalset")
@@ -60,6 +61,28 @@ class _Source(_Strict):
     encoding: str = "utf-8"
     splits: list[str] | None = None  # restrict to these splits; each must have labels
     labels_file: str | None = None  # pooled judgments merged into qrels (`private-mteb labels import`)
+    #: the export's grades -> private-mteb's (>= 0, higher = more relevant), e.g. {1: 2, 2: 1, 3: 0, 4: 0} when
+    #: 1 means best; every grade in the labels must be a key. Applied while reading, so the mapped grades are
+    #: what the data revision (content hash) covers and a changed map re-scores every stored result.
+    grades_map: dict[str, int] | None = None
+
+    @field_validator("grades_map", mode="before")
+    @classmethod
+    def _grades_map(cls, value: Any) -> Any:
+        if value is None:
+            return value
+        if not isinstance(value, dict) or not value:
+            raise ValueError("must be a non-empty mapping {export grade: grade}, e.g. {1: 2, 2: 1, 3: 0, 4: 0}")
+        out: dict[str, int] = {}
+        for k, v in value.items():
+            key = as_id(k)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"{k!r} maps to {v!r}: grades are whole numbers >= 0 (2 = answers it, 1 = partly, "
+                                 "0 = not relevant)")
+            if not key or key in out:
+                raise ValueError(f"key {k!r} is empty or repeated")
+            out[key] = v
+        return out
 
 
 def _check_qrels(value: Any) -> Any:

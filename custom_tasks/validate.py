@@ -79,8 +79,9 @@ class CollectionBuilder:
     Order matters: labels are checked against the documents and queries already added.
     """
 
-    def __init__(self, name: str, splits: list[str] | None = None) -> None:
+    def __init__(self, name: str, splits: list[str] | None = None, grades_map: dict[str, int] | None = None) -> None:
         self.name = name
+        self.grades_map = grades_map
         self.wanted = set(splits) if splits else None
         self.requested = list(splits) if splits else None
         self.corpus: Mapping[str, dict[str, str]] = {}
@@ -156,7 +157,7 @@ class CollectionBuilder:
             raise table.error(loc, f"label for unknown query {qid!r} (not in the queries)")
         if doc_id not in self.corpus:
             raise table.error(loc, f"label for unknown document {doc_id!r} (not in the corpus)")
-        g = parse_grade(table, loc, grade)
+        g = self._grade(table, loc, grade)
         self.expect_split(split, table)
         self._split_count[split] = self._split_count.get(split, 0) + 1
         self._labelled_any.add(qid)
@@ -174,6 +175,16 @@ class CollectionBuilder:
             return
         per_query[doc_id] = g
         self._label_at[key] = (table, loc)
+
+    def _grade(self, table: Table, loc: int, value: Any) -> int:
+        """The grade as stored: ``parse_grade``, or the export's grade looked up in ``grades_map:``."""
+        if self.grades_map is None:
+            return parse_grade(table, loc, value)
+        key = as_id(value)
+        if key not in self.grades_map:
+            known = ", ".join(self.grades_map)
+            raise table.error(loc, f"grade {value!r} is not in the source's grades_map (its grades: {known})")
+        return self.grades_map[key]
 
     def add_span(self, split: str, qid: str, doc_id: str, span: tuple[int, int]) -> None:
         if self.wants(split):

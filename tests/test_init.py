@@ -158,4 +158,109 @@ def test_init_on_a_corpus_with_a_nesting_bomb_is_one_line(project):
     corpus.write_text('{"_id": "x", "text": ' + "[" * 100_000 + "]" * 100_000 + "}\n" + corpus.read_text())
     res = runner.invoke(app, ["init", str(kb)])
     assert res.exit_code == 2 and "internal error" not in res.output, res.output  # was RecursionError
-    assert len(res.output.strip().splitlines()) == 1 and "Recursion" not in res.output
+    lines = res.output.strip().splitlines()
+    assert "corpus.jsonl:1: JSON nested more than 100 levels deep" in lines[0] and "Recursion" not in res.output
+    assert len(lines) == 2 and lines[1].startswith("wrote DRAFT")  # a failed validation says what it wrote
+
+
+# ------------------------------------------------------------------ issue 29: what teams export
+def _export(project: Path, corpus_cols=("id", "body"), reversed_grades=True, bad_label=False) -> Path:
+    """corpus as a JSON array, queries as ';' CSV, labels as a JSON array with 'query number' and 1 = best."""
+    d = project / "data" / "export"
+    d.mkdir()
+    cid, ctext = corpus_cols
+    docs = [{cid: f"D{i}", "title": f"Doc {i}", ctext: f"text of doc {i}"} for i in range(6)]
+    (d / "corpus.json").write_text(json.dumps(docs, indent=2))
+    (d / "queries.csv").write_text("query number;question\n1;\"about doc 1; really\"\n2;about doc 2\n")
+    labels = [{"query number": 1, "doc": "D1", "relevance": 1}, {"query number": 1, "doc": "D3", "relevance": 3},
+              {"query number": 2, "doc": "D2", "relevance": 2}, {"query number": 2, "doc": "D9" if bad_label else "D4",
+                                                                 "relevance": 4}]
+    (d / "qrels.json").write_text(json.dumps(labels))
+    return d
+
+
+def test_init_reads_json_arrays_semicolon_csv_and_names_query_number(project):
+    d = _export(project)
+    res = runner.invoke(app, ["init", str(d)])
+    assert res.exit_code == 0, res.output
+    raw = yaml.safe_load((project / "configs/tasks/export.yaml").read_text())
+    assert raw["source"]["columns"]["query_id"] == "query number" and raw["source"]["columns"]["text"] == "body"
+    c = load_collection(raw["source"], project / "configs/tasks", "T")
+    assert c.queries["1"] == "about doc 1; really" and c.qrels["test"]["1"] == {"D1": 1, "D3": 3}
+    assert "your grades are 1, 2, 3, 4 (no 0)" in res.output
+    assert "# grades_map: {1: 2, 2: 1, 3: 0, 4: 0}" in (project / "configs/tasks/export.yaml").read_text()
+
+
+def test_init_parquet_export(project):
+    d = project / "data" / "pq"
+    d.mkdir()
+    import pandas as pd
+
+    pd.DataFrame({"docno": ["a", "b"], "abstract": ["x y", "z"]}).to_parquet(d / "corpus.parquet")
+    pd.DataFrame({"qid": ["q1"], "query": ["x?"]}).to_parquet(d / "queries.parquet")
+    pd.DataFrame({"qid": ["q1"], "docno": ["a"], "rel": [1]}).to_parquet(d / "qrels.parquet")
+    res = runner.invoke(app, ["init", str(d)])
+    assert res.exit_code == 0 and "doc_id=docno" in res.output and "text=abstract" in res.output, res.output
+
+
+def test_unknown_columns_name_what_was_found_write_a_draft_and_the_next_init_keeps_the_fill_in(project):
+    d = _export(project, corpus_cols=("ref", "payload"))
+    res = runner.invoke(app, ["init", str(d)])
+    assert res.exit_code == 2, res.output
+    assert "doc_id in corpus.json (columns found: ref, title, payload)" in res.output
+    assert "text in corpus.json (columns found: ref, title, payload)" in res.output and "wrote DRAFT" in res.output
+    task = project / "configs/tasks/export.yaml"
+    text = task.read_text()
+    assert text.startswith("# DRAFT written by `private-mteb init` (columns to fill in)")
+    assert 'doc_id: "?"' in text and "FILL IN: document id column; columns in corpus.json: ref, title, payload" in text
+    assert (project / "configs/benchmarks/export.yaml").read_text().startswith("# DRAFT")
+    task.write_text(text.replace('doc_id: "?"', "doc_id: ref").replace('text: "?"', "text: payload")
+                    .replace("# grades_map:", "grades_map:"))
+    again = runner.invoke(app, ["init", str(d)])  # no --force needed: a draft is replaced
+    assert again.exit_code == 0, again.output
+    final = task.read_text()
+    assert not final.startswith("# DRAFT") and "doc_id: ref" in final
+    raw = yaml.safe_load(final)
+    assert raw["source"]["grades_map"] == {1: 2, 2: 1, 3: 0, 4: 0}
+    c = load_collection(raw["source"], task.parent, "T")
+    assert c.qrels["test"]["1"] == {"D1": 2, "D3": 0} and c.qrels["test"]["2"] == {"D2": 1, "D4": 0}
+    third = runner.invoke(app, ["init", str(d)])  # a validated file is never overwritten silently
+    assert third.exit_code == 2 and "already exists" in third.output
+
+
+def test_failed_validation_writes_a_draft_and_says_so(project):
+    d = _export(project, bad_label=True)
+    res = runner.invoke(app, ["init", str(d)])
+    assert res.exit_code == 2 and "qrels.json:1: label for unknown document 'D9'" in res.output, res.output
+    assert "wrote DRAFT" in res.output and "(validation failed)" in res.output
+    assert (project / "configs/tasks/export.yaml").read_text().startswith("# DRAFT written by `private-mteb init` "
+                                                                          "(validation failed)")
+    (d / "qrels.json").write_text((d / "qrels.json").read_text().replace("D9", "D4"))
+    res = runner.invoke(app, ["init", str(d)])
+    assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize("value, needle", [({1: -1}, "1 maps to -1"), ({}, "non-empty mapping"),
+                                           ("1:2", "non-empty mapping"), ({1: 1.5}, "whole numbers")])
+def test_grades_map_is_validated(project, value, needle):
+    d = _export(project)
+    src = {"format": "tables", "corpus": str(d / "corpus.json"), "queries": str(d / "queries.csv"),
+           "qrels": str(d / "qrels.json"), "grades_map": value,
+           "columns": {"doc_id": "id", "text": "body", "query_id": "query number", "query": "question",
+                       "qrels_query_id": "query number", "qrels_doc_id": "doc", "grade": "relevance"}}
+    with pytest.raises(Exception) as e:
+        load_collection(src, project, "T")
+    assert "grades_map" in str(e.value) and needle in str(e.value)
+
+
+def test_grades_map_changes_the_revision_and_an_unmapped_grade_is_an_error(project):
+    d = _export(project)
+    src = {"format": "tables", "corpus": str(d / "corpus.json"), "queries": str(d / "queries.csv"),
+           "qrels": str(d / "qrels.json"),
+           "columns": {"doc_id": "id", "text": "body", "query_id": "query number", "query": "question",
+                       "qrels_query_id": "query number", "qrels_doc_id": "doc", "grade": "relevance"}}
+    plain = load_collection(src, project, "T").content_hash()
+    mapped = load_collection({**src, "grades_map": {1: 2, 2: 1, 3: 0, 4: 0}}, project, "T").content_hash()
+    assert plain != mapped
+    with pytest.raises(Exception, match=r"qrels.json:1: grade 4 is not in the source's grades_map \(its grades: 1, 2\)"):
+        load_collection({**src, "grades_map": {1: 1, 2: 0}}, project, "T")

@@ -7,111 +7,28 @@ peaked at 3.26 GB when decoded whole); decoding problems become one clear ``Coll
 
 from __future__ import annotations
 
-import codecs
+import contextlib
 import csv
-import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-import contextlib
-
 from ..errors import CollectionError, ProblemLog
+from ._text import (MAX_JSON_DEPTH, TooDeep, _bad_row, _jsonl_rows, codec_for, display_path, iter_text_lines,  # noqa: F401
+                    json_depth, loads_json, read_lines, require_file)
+from ._json_csv import json_rows, sniff_delimiter  # .json arrays, sniffed .csv separators
 
 csv.field_size_limit(2**31 - 1)  # long documents in one CSV cell are normal here
 
-TABLE_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv",
+TABLE_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
                     ".parquet": "parquet", ".pq": "parquet"}
-
-
-def display_path(path: Path) -> str:
-    """Path as shown in messages: relative to the working directory when inside it, else absolute."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    return str(path) if rel.startswith("..") else rel
 
 
 def resolve(base_dir: Path, value: str | Path) -> Path:
     """Config paths are relative to the YAML's folder; absolute and ~ paths are kept."""
     p = Path(value).expanduser()
     return p if p.is_absolute() else Path(base_dir) / p
-
-
-def require_file(path: Path, what: str) -> None:
-    if not path.exists():
-        raise CollectionError(display_path(path), f"{what} file not found")
-    if not path.is_file():
-        raise CollectionError(display_path(path), f"{what} path is not a file")
-
-
-def codec_for(path: Path, encoding: str) -> str:
-    """The Python codec of an ``encoding:`` value (UTF-8 drops a leading BOM); unknown ones are an error."""
-    codec = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
-    try:
-        codecs.lookup(codec)
-    except LookupError:
-        raise CollectionError(display_path(path), f"unknown encoding {encoding!r} (e.g. encoding: utf-8)") from None
-    return codec
-
-
-def iter_text_lines(path: Path, encoding: str, newline: str) -> Iterator[str]:
-    """Decoded lines streamed from disk (memory independent of the file size), line endings kept.
-
-    ``newline="\\n"`` splits on '\\n' only (JSON may hold U+2028); ``""`` is what the csv module wants.
-    Bad bytes become an error naming the line and suggesting ``encoding:``.
-    """
-    codec = codec_for(path, encoding)
-    try:
-        with open(path, encoding=codec, newline=newline) as f:
-            yield from f
-    except UnicodeDecodeError:
-        raise _decode_error(path, encoding, codec) from None
-
-
-def _decode_error(path: Path, encoding: str, codec: str) -> CollectionError:
-    """Find the first undecodable byte again, line by line in binary (only on the error path)."""
-    line, bad = _first_bad_byte(path, codec)
-    return CollectionError(
-        display_path(path),
-        f"byte 0x{bad} is not valid {encoding}; the file is probably in another encoding "
-        f"(e.g. latin-1 or cp1252): add `encoding: latin-1` (or the right one) to the source",
-        line=line,
-    )
-
-
-def _first_bad_byte(path: Path, codec: str) -> tuple[int, str]:
-    rest = "utf-8" if codec == "utf-8-sig" else codec
-    if "\n".encode(rest) == b"\n":  # ASCII-compatible: a line never splits a character
-        with open(path, "rb") as f:
-            for lineno, raw in enumerate(f, 1):
-                try:
-                    raw.decode(codec if lineno == 1 else rest)
-                except UnicodeDecodeError as e:
-                    return lineno, raw[e.start:e.start + 1].hex()
-    data = path.read_bytes()  # UTF-16/32: decode the whole (small, hand-exported) file to place the byte
-    try:
-        data.decode(codec)
-    except UnicodeDecodeError as e:
-        return data.count(b"\n", 0, e.start) + 1, data[e.start:e.start + 1].hex()
-    return 1, "??"
-
-
-def read_lines(path: Path, encoding: str, what: str = "input") -> Iterator[tuple[int, str]]:
-    """Non-blank lines with their 1-based numbers, streamed; splits on '\\n' only; an empty file is an error."""
-    require_file(path, what)
-    seen = False
-    for i, line in enumerate(iter_text_lines(path, encoding, "\n"), 1):
-        line = line[:-1] if line.endswith("\n") else line
-        line = line.rstrip("\r")
-        if line.strip():
-            seen = True
-            yield i, line
-    if not seen:
-        raise CollectionError(display_path(path), f"{what} file is empty")
 
 
 @dataclass
@@ -129,6 +46,8 @@ class Table:
     encoding: str = "utf-8"
     #: where row problems go when the whole collection is checked in one pass (None: the first one raises)
     log: ProblemLog | None = None
+    #: the CSV/TSV separator (sniffed for .csv: ',' unless the header only splits on ';', tab or '|')
+    delimiter: str = ","
 
     def checking(self) -> contextlib.AbstractContextManager[None]:
         """Around one row's checks: with a ``log`` its problem is recorded and the row skipped."""
@@ -158,9 +77,10 @@ class Table:
         for name in names:
             if name not in self.columns:
                 hint = ""
-                if len(self.columns) == 1 and self.kind in ("csv", "tsv"):
-                    other = "tab" if self.kind == "csv" else "comma"
-                    hint = f"; is the file {other}-separated? the extension decides"
+                if len(self.columns) == 1 and self.kind == "tsv":
+                    hint = "; is the file comma-separated? a .tsv is read with tabs: name it .csv"
+                elif len(self.columns) == 1 and self.kind == "csv":
+                    hint = "; the header splits on none of ',', ';', tab, '|': check the separator"
                 raise self.error(
                     1 if self.kind != "parquet" else None,
                     f"missing column {name!r} (columns found: {', '.join(self.columns) or 'none'}); "
@@ -203,19 +123,21 @@ def read_table(path: Path, encoding: str, what: str, allow_no_rows: bool = False
         t.log = log
         return t
     codec_for(path, encoding)
-    if kind == "jsonl":
-        rows: Iterable[tuple[int, dict[str, Any]]] = _Rows(_jsonl_rows, path, encoding, what, log)
-        return Table(path, "jsonl", None, _peeked(rows, path, f"{what} file is empty"), encoding, log)
-    records = _delimited_records(path, encoding, kind)
+    if kind in ("jsonl", "json"):
+        fn = _jsonl_rows if kind == "jsonl" else json_rows
+        rows: Iterable[tuple[int, dict[str, Any]]] = _Rows(fn, path, encoding, what, log)
+        return Table(path, kind, None, _peeked(rows, path, f"{what} file is empty"), encoding, log)
+    delimiter = "\t" if kind == "tsv" else sniff_delimiter(path, encoding)
+    records = _delimited_records(path, encoding, kind, delimiter)
     first = next(records, None)
     records.close()
     if first is None:
         raise CollectionError(display_path(path), f"{what} file is empty")
     header = [h.strip() for h in first[1]]
-    rows = _Rows(_delimited_rows, path, encoding, kind, header, log)
+    rows = _Rows(_delimited_rows, path, encoding, kind, header, log, delimiter)
     if not allow_no_rows:
         rows = _peeked(rows, path, f"{what} file is empty (no rows below the header)")
-    return Table(path, kind, header, rows, encoding, log)
+    return Table(path, kind, header, rows, encoding, log, delimiter)
 
 
 class _Rows:
@@ -237,68 +159,9 @@ def _peeked(rows: _Rows, path: Path, empty: str) -> _Rows:
     return rows
 
 
-#: JSON nested deeper than this is an input error (a row is a flat record; Python's parser recurses)
-MAX_JSON_DEPTH = 100
-
-
-class TooDeep(ValueError):
-    """JSON nested deeper than MAX_JSON_DEPTH."""
-
-
-def json_depth(obj: Any) -> int:
-    """How deeply lists and objects nest in a parsed JSON value (a plain value: 0), without recursion."""
-    deepest, stack = 0, [(obj, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, (dict, list)):
-            deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
-    return deepest
-
-
-def loads_json(text: str) -> Any:
-    """``json.loads`` that refuses nesting beyond MAX_JSON_DEPTH with TooDeep (never RecursionError).
-
-    Only a text holding more brackets than the limit is measured, so ordinary rows cost two counts."""
-    try:
-        obj = json.loads(text)
-    except RecursionError:
-        raise TooDeep(f"JSON nested more than {MAX_JSON_DEPTH} levels deep") from None
-    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and json_depth(obj) > MAX_JSON_DEPTH:
-        raise TooDeep(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
-    return obj
-
-
-def _bad_row(log: ProblemLog | None, e: CollectionError) -> None:
-    """A malformed row: recorded and skipped with a log, else the error."""
-    if log is None:
-        raise e
-    log.add(e)
-
-
-def _jsonl_rows(path: Path, encoding: str, what: str,
-                log: ProblemLog | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    loads = loads_json
-    for lineno, line in read_lines(path, encoding, what):
-        try:
-            obj = loads(line)
-        except json.JSONDecodeError as e:
-            _bad_row(log, CollectionError(display_path(path), f"malformed JSON: {e.msg} (column {e.colno})",
-                                          line=lineno))
-            continue
-        except TooDeep as e:
-            _bad_row(log, CollectionError(display_path(path), f"{e}: a row is a flat record of fields", line=lineno))
-            continue
-        if not isinstance(obj, dict):
-            _bad_row(log, CollectionError(display_path(path), f"expected a JSON object per line, got "
-                                          f"{type(obj).__name__}", line=lineno))
-            continue
-        yield lineno, obj
-
-
-def _delimited_records(path: Path, encoding: str, kind: str) -> Iterator[tuple[int, list[str]]]:
+def _delimited_records(path: Path, encoding: str, kind: str, delimiter: str) -> Iterator[tuple[int, list[str]]]:
     """Non-blank CSV/TSV records with the line each starts on (a quoted cell may span lines)."""
-    reader = csv.reader(iter_text_lines(path, encoding, ""), delimiter="\t" if kind == "tsv" else ",")
+    reader = csv.reader(iter_text_lines(path, encoding, ""), delimiter=delimiter)
     last = 0
     try:
         for rec in reader:
@@ -311,8 +174,8 @@ def _delimited_records(path: Path, encoding: str, kind: str) -> Iterator[tuple[i
 
 
 def _delimited_rows(path: Path, encoding: str, kind: str, header: list[str],
-                    log: ProblemLog | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    records = _delimited_records(path, encoding, kind)
+                    log: ProblemLog | None = None, delimiter: str = ",") -> Iterator[tuple[int, dict[str, Any]]]:
+    records = _delimited_records(path, encoding, kind, delimiter)
     next(records)  # the header
     for start, rec in records:
         if len(rec) != len(header):
@@ -357,6 +220,8 @@ def count_rows_upper_bound(path: Path) -> int:
         import pyarrow.parquet as pq
 
         return int(pq.ParquetFile(path).metadata.num_rows)
+    if TABLE_EXTENSIONS.get(path.suffix.lower()) == "json":  # an array may be on one line: '{}' per row at least
+        return path.stat().st_size // 2 + 1
     n = 1
     with open(path, "rb") as f:
         while chunk := f.read(1 << 22):

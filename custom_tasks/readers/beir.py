@@ -33,7 +33,7 @@ def read(cfg: Any, base_dir: Path, name: str) -> Collection:
     folder = resolve(base_dir, cfg.path)
     if not folder.is_dir():
         raise CollectionError(display_path(folder), "BEIR folder not found")
-    b = CollectionBuilder(name, cfg.splits)
+    b = CollectionBuilder(name, cfg.splits, cfg.grades_map)
     with b.log.reading():
         corpus = read_table(folder / "corpus.jsonl", cfg.encoding, "corpus", log=b.log)
         load_corpus(b, corpus, "_id", "title", "text")

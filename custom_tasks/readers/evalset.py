@@ -101,7 +101,7 @@ def _tags(t: Table, loc: int, row: dict[str, Any], tags_col: str, tag_columns: l
 
 def read(cfg: Any, base_dir: Path, name: str) -> Collection:
     """Read a corpus plus an evalset file (see sources.EvalsetSource)."""
-    b = CollectionBuilder(name, cfg.splits)
+    b = CollectionBuilder(name, cfg.splits, cfg.grades_map)
     with b.log.reading():
         return _read(cfg, base_dir, b)
 

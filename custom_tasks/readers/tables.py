@@ -90,7 +90,7 @@ def read_corpus_and_queries(cfg: Any, base_dir: Path, b: CollectionBuilder) -> T
 def read(cfg: Any, base_dir: Path, name: str) -> Collection:
     """Read a ``format: tables`` source (see sources.TablesSource)."""
     cols = cfg.columns
-    b = CollectionBuilder(name, cfg.splits)
+    b = CollectionBuilder(name, cfg.splits, cfg.grades_map)
     with b.log.reading():
         queries = read_corpus_and_queries(cfg, base_dir, b)
         files = qrels_files(cfg, base_dir)

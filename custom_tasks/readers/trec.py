@@ -27,7 +27,7 @@ def load_trec_qrels(b: CollectionBuilder, path: Path, encoding: str, split: str)
 
 def read(cfg: Any, base_dir: Path, name: str) -> Collection:
     """Read a ``format: trec`` source (see sources.TrecSource)."""
-    b = CollectionBuilder(name, cfg.splits)
+    b = CollectionBuilder(name, cfg.splits, cfg.grades_map)
     with b.log.reading():
         queries = read_corpus_and_queries(cfg, base_dir, b)
         files = qrels_files(cfg, base_dir)

@@ -44,5 +44,10 @@ def init_cmd(
     warn = ", ".join(f"{k} x{n}" for k, n in c["warnings"].items())
     console.print(Text(f"ok {res.task_name}: {c['documents']} documents; {per_split}" + (f"; warnings: {warn}" if warn else ""),
                        style="green"))
+    from ..config.init_templates import grades_hint
+
+    if grades_hint(res.grades) and "grades_map:" not in res.task_yaml.read_text(encoding="utf-8").replace("# grades_map:", ""):
+        console.print(Text(f"note: your grades are {', '.join(map(str, res.grades))} (no 0): if 1 means best, "
+                           f"uncomment `grades_map:` in {res.task_yaml.name}, then private-mteb tasks validate {res.task_name}"))
     console.print(Text(f"next: review the comments in {res.task_yaml.name}, then "
                        f"private-mteb run -c {res.benchmark_yaml}"))

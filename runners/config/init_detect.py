@@ -12,21 +12,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from custom_tasks.errors import ConfigError
-from custom_tasks.readers._io import loads_json
+from custom_tasks.errors import ConfigError, ProblemLog
 
-TABLES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
+TABLES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet",
+          ".pq": "parquet"}
+#: what a column left for the user reads in the draft YAML (the readers refuse it: no column has that name)
+UNKNOWN = "?"
 SAMPLE_ROWS = 50
 
-DOC_ID = ["_id", "doc_id", "docid", "id", "doc", "document_id", "corpus_id", "pid"]
-TITLE = ["title", "heading", "name", "subject"]
-TEXT = ["text", "body", "content", "contents", "passage", "document"]
-QUERY_ID = ["query_id", "qid", "_id", "id", "question_id", "q_id"]
+DOC_ID = ["_id", "doc_id", "docid", "id", "doc", "document_id", "corpus_id", "pid", "docno", "doc_no", "doc_number",
+          "document_number", "document_no"]
+TITLE = ["title", "heading", "name", "subject", "headline"]
+TEXT = ["text", "body", "content", "contents", "passage", "document", "abstract", "full_text", "doc_text",
+        "page_content"]
+QUERY_ID = ["query_id", "qid", "_id", "id", "question_id", "q_id", "query_number", "query_no", "qno", "topic_id",
+            "topic_number", "question_number", "question_no"]
 QUERY = ["query", "question", "text", "query_text", "question_text"]
 RELEVANT = ["relevant", "relevant_docs", "relevant_ids", "relevant_documents", "doc_ids", "positives", "gold", "answers"]
 GRADE = ["score", "grade", "rel", "relevance", "label"]
-QREL_QUERY = ["query_id", "qid", "q", "query"]
-QREL_DOC = ["corpus_id", "doc_id", "docid", "doc", "d", "document_id"]
+QREL_QUERY = ["query_id", "qid", "q", "query", "query_number", "query_no", "qno", "topic_id", "topic_number",
+              "question_id", "question_number", "topic"]
+QREL_DOC = ["corpus_id", "doc_id", "docid", "doc", "d", "document_id", "docno", "doc_no", "doc_number",
+            "document_number"]
 NOT_TAGS = {"tags", "evidence", "metadata", "split"}
 CORPUS_NAMES = ("corpus", "docs", "documents", "passages", "collection", "pages", "kb")
 QUERY_NAMES = ("queries", "questions", "topics", "query")
@@ -42,6 +49,20 @@ class Detected:
     source: dict[str, Any]
     notes: dict[str, str] = field(default_factory=dict)  # key -> explanation written as a YAML comment
     splits: list[str] = field(default_factory=lambda: ["test"])
+    #: roles no column could be matched to: role -> (file name, the columns found there); written as UNKNOWN
+    missing: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    #: the distinct grades seen in the labels' first rows (sorted; empty when not read), for the grades_map hint
+    grades: list[int] = field(default_factory=list)
+
+    def unknown(self, role: str, path: Path, rows: list[dict[str, Any]]) -> str:
+        """Record ``role`` as unknown (its file's columns kept for the message) and return the placeholder."""
+        self.missing[role] = (path.name, _columns(rows))
+        return UNKNOWN
+
+    def missing_line(self) -> str:
+        """'query_id in queries.csv (columns: query number, question); ...' for the error and the draft."""
+        return "; ".join(f"{role} in {f} (columns found: {', '.join(cols) or 'none'})"
+                         for role, (f, cols) in self.missing.items())
 
 
 def _norm(name: str) -> str:
@@ -56,25 +77,17 @@ def pick(columns: list[str], wanted: list[str], exclude: tuple[str, ...] = ()) -
 
 def _sample(path: Path) -> list[dict[str, Any]]:
     """The first rows of a table as dicts (empty on unreadable files: detection then skips the file)."""
-    kind = TABLES.get(path.suffix.lower())
-    try:
-        if kind == "jsonl":
-            rows = []
-            with path.open(encoding="utf-8") as f:
-                for line in f:
-                    if line.strip():
-                        rows.append(loads_json(line))  # a nesting bomb is a ValueError, not RecursionError
-                    if len(rows) >= SAMPLE_ROWS:
-                        break
-            return [r for r in rows if isinstance(r, dict)]
-        import pandas as pd
+    from custom_tasks.readers._io import read_table
 
-        if kind == "parquet":
-            return pd.read_parquet(path).head(SAMPLE_ROWS).to_dict("records")
-        sep = "\t" if kind == "tsv" else ","
-        return pd.read_csv(path, sep=sep, nrows=SAMPLE_ROWS, dtype=str, keep_default_na=False).to_dict("records")
-    except (OSError, ValueError, UnicodeDecodeError):
-        return []
+    rows: list[dict[str, Any]] = []
+    try:  # the readers themselves: JSON arrays, JSONL, sniffed CSV separators and Parquet as `run` reads them
+        for _, row in read_table(path, "utf-8", "table", log=ProblemLog()).rows:  # bad rows are skipped here
+            rows.append(row)
+            if len(rows) >= SAMPLE_ROWS:
+                break
+    except (OSError, ValueError, UnicodeDecodeError):  # CollectionError is a ValueError: validation reports it
+        return rows
+    return rows
 
 
 def _columns(rows: list[dict[str, Any]]) -> list[str]:
@@ -118,10 +131,9 @@ def _tag_columns(rows: list[dict[str, Any]], used: set[str]) -> list[str]:
     return out
 
 
-def _corpus_columns(rows: list[dict[str, Any]]) -> dict[str, str]:
+def _corpus_columns(rows: list[dict[str, Any]]) -> dict[str, str | None]:
     cols = _columns(rows)
-    found = {"doc_id": pick(cols, DOC_ID), "title": pick(cols, TITLE), "text": pick(cols, TEXT)}
-    return {k: v for k, v in found.items() if v}
+    return {"doc_id": pick(cols, DOC_ID), "title": pick(cols, TITLE), "text": pick(cols, TEXT)}
 
 
 def detect(data_dir: Path) -> Detected:
@@ -137,9 +149,10 @@ def detect(data_dir: Path) -> Detected:
     tables = {p: rows for p, rows in tables.items() if rows}
     corpus = _find_corpus(tables)
     if corpus is None:
-        shown = ", ".join(p.name for p in files) or "no files"
-        raise ConfigError(data_dir, f"cannot find a corpus table (found: {shown}); name it corpus.jsonl/.csv with "
-                                    "columns _id, title, text, or write the task YAML by hand (see docs/collections.md)")
+        shown = _files_and_columns(files, tables) or "no files"
+        raise ConfigError(data_dir, f"cannot find a corpus table (found: {shown}); a corpus needs a document id "
+                                    "and a text column: name it corpus.json/.jsonl/.csv/.parquet (then init writes a "
+                                    "`columns:` stanza to fill in), or write the task YAML by hand (see docs/collections.md)")
     rest = {p: r for p, r in tables.items() if p != corpus}
     for p, rows in rest.items():
         if pick(_columns(rows), RELEVANT) and pick(_columns(rows), QUERY):
@@ -150,21 +163,54 @@ def detect(data_dir: Path) -> Detected:
         return _trec(corpus, tables[corpus], queries, rest[queries], trec)
     qrels = next((p for p, rows in rest.items() if pick(_columns(rows), QREL_DOC) and pick(_columns(rows), GRADE)
                   and p != queries), None)
+    qrels = qrels or next((p for p in rest if p != queries and _named(p, QRELS_NAMES)), None)
     queries = queries or next((p for p in rest if p != qrels and pick(_columns(rest[p]), QUERY)), None)
     if qrels and queries:
         return _tables(corpus, tables[corpus], queries, rest[queries], qrels, rest[qrels])
-    shown = ", ".join(p.name for p in files)
+    shown = _files_and_columns(files, tables)
     raise ConfigError(data_dir, f"found the corpus {corpus.name} but no questions with labels among: {shown} "
-                                "(expected an evalset table with a 'relevant' column, TREC qrels + queries, "
-                                "or queries + qrels tables)")
+                                "(needed: an evalset table with a question and a relevant-documents column; or TREC "
+                                "qrels + a queries table; or a queries table (id, question) and a labels table "
+                                "(question id, document id, grade); a file named queries.* and one named qrels.* or "
+                                "labels.* get a `columns:` stanza to fill in)")
+
+
+def _files_and_columns(files: list[Path], tables: dict[Path, list[dict[str, Any]]]) -> str:
+    """'corpus.json (columns: id, body), notes.txt' for the messages: what init found in each file."""
+    return ", ".join(f"{p.name} (columns: {', '.join(_columns(tables[p]))})" if p in tables else p.name
+                     for p in files)
+
+
+def _fill_unknown(det: Detected, columns: dict[str, str | None], where: dict[str, tuple[Path, list]]) -> dict[str, str]:
+    """``columns`` with every required role that no column matched set to UNKNOWN (recorded in ``det.missing``);
+    an unmatched title is simply left out (it is optional)."""
+    out: dict[str, str] = {}
+    for role, col in columns.items():
+        if col:
+            out[role] = col
+        elif role != "title":
+            out[role] = det.unknown(role, *where[role])
+    return out
+
+
+def _grades(rows: list[dict[str, Any]], column: str | None) -> list[int]:
+    """The distinct whole-number grades of a labels sample (empty when a value is not one)."""
+    found: set[int] = set()
+    for r in rows:
+        try:
+            found.add(int(str(r.get(column)).strip()))
+        except ValueError:
+            return []
+    return sorted(found)
 
 
 def _find_corpus(tables: dict[Path, list[dict[str, Any]]]) -> Path | None:
     named = [p for p in tables if _named(p, CORPUS_NAMES) and pick(_columns(tables[p]), TEXT)]
     if named:
         return named[0]
-    return next((p for p, rows in tables.items() if pick(_columns(rows), TEXT) and pick(_columns(rows), DOC_ID)
-                 and not pick(_columns(rows), RELEVANT) and not pick(_columns(rows), QUERY, exclude=("text",))), None)
+    found = next((p for p, rows in tables.items() if pick(_columns(rows), TEXT) and pick(_columns(rows), DOC_ID)
+                  and not pick(_columns(rows), RELEVANT) and not pick(_columns(rows), QUERY, exclude=("text",))), None)
+    return found or next((p for p in tables if _named(p, CORPUS_NAMES)), None)  # columns: left to fill in
 
 
 def _detect_beir(data_dir: Path) -> Detected | None:
@@ -185,7 +231,11 @@ def _detect_beir(data_dir: Path) -> Detected | None:
 
 def _evalset(corpus: Path, crows: list, evalset: Path, rows: list) -> Detected:
     cols = _columns(rows)
-    columns = {**_corpus_columns(crows), "query": pick(cols, QUERY), "relevant": pick(cols, RELEVANT)}
+    det = Detected("evalset", {})
+    where = {r: (corpus, crows) for r in ("doc_id", "text", "title")}
+    where.update({r: (evalset, rows) for r in ("query", "relevant")})
+    columns = _fill_unknown(det, {**_corpus_columns(crows), "query": pick(cols, QUERY),
+                                  "relevant": pick(cols, RELEVANT)}, where)
     qid = pick(cols, QUERY_ID, exclude=(columns["query"],))
     if qid:
         columns["query_id"] = qid
@@ -205,16 +255,20 @@ def _evalset(corpus: Path, crows: list, evalset: Path, rows: list) -> Detected:
     if tags:
         source["tag_columns"] = tags
         notes["tag_columns"] = "columns copied into query tags, for `stats --by ...`"
-    return Detected("evalset", source, notes, splits)
+    det.source, det.notes, det.splits = source, notes, splits
+    return det
 
 
 def _trec(corpus: Path, crows: list, queries: Path, qrows: list, qrels: list[Path]) -> Detected:
     qcols = _columns(qrows)
-    columns = {**_corpus_columns(crows), "query_id": pick(qcols, QUERY_ID), "query": pick(qcols, QUERY)}
+    det = Detected("trec", {})
+    where = {**{r: (corpus, crows) for r in ("doc_id", "text", "title")},
+             **{r: (queries, qrows) for r in ("query_id", "query")}}
+    columns = _fill_unknown(det, {**_corpus_columns(crows), "query_id": pick(qcols, QUERY_ID),
+                                  "query": pick(qcols, QUERY)}, where)
     by_split = {_split_of(p): p for p in qrels}
     source: dict[str, Any] = {"format": "trec", "corpus": corpus, "queries": queries,
-                              "qrels": by_split if len(by_split) > 1 else qrels[0],
-                              "columns": {k: v for k, v in columns.items() if v}}
+                              "qrels": by_split if len(by_split) > 1 else qrels[0], "columns": columns}
     if len(by_split) == 1:
         source["split"] = next(iter(by_split))
     notes = {"format": f"detected: TREC qrels lines `qid 0 docid grade` in {', '.join(p.name for p in qrels)}",
@@ -225,14 +279,20 @@ def _trec(corpus: Path, crows: list, queries: Path, qrows: list, qrels: list[Pat
         source["tag_columns"] = tags
         notes["tag_columns"] = "query columns copied into tags, for `stats --by ...`"
     splits = list(by_split)
-    return Detected("trec", source, notes, ["test"] if "test" in splits else splits[:1])
+    det.source, det.notes, det.splits = source, notes, ["test"] if "test" in splits else splits[:1]
+    return det
 
 
 def _tables(corpus: Path, crows: list, queries: Path, qrows: list, qrels: Path, rrows: list) -> Detected:
     qcols, rcols = _columns(qrows), _columns(rrows)
-    columns = {**_corpus_columns(crows), "query_id": pick(qcols, QUERY_ID), "query": pick(qcols, QUERY),
-               "qrels_query_id": pick(rcols, QREL_QUERY), "qrels_doc_id": pick(rcols, QREL_DOC),
-               "grade": pick(rcols, GRADE)}
+    det = Detected("tables", {})
+    where = {**{r: (corpus, crows) for r in ("doc_id", "text", "title")},
+             **{r: (queries, qrows) for r in ("query_id", "query")},
+             **{r: (qrels, rrows) for r in ("qrels_query_id", "qrels_doc_id", "grade")}}
+    columns = _fill_unknown(det, {**_corpus_columns(crows), "query_id": pick(qcols, QUERY_ID),
+                                  "query": pick(qcols, QUERY), "qrels_query_id": pick(rcols, QREL_QUERY),
+                                  "qrels_doc_id": pick(rcols, QREL_DOC), "grade": pick(rcols, GRADE)}, where)
+    det.grades = _grades(rrows, columns["grade"]) if columns["grade"] != UNKNOWN else []
     source: dict[str, Any] = {"format": "tables", "corpus": corpus, "queries": queries, "qrels": qrels}
     notes = {"format": f"detected: separate corpus ({corpus.name}), queries ({queries.name}) and labels "
                        f"({qrels.name}) tables", "corpus": "documents", "queries": "questions",
@@ -245,9 +305,10 @@ def _tables(corpus: Path, crows: list, queries: Path, qrows: list, qrels: Path, 
         notes["split_column"] = "the labels table's column naming each row's split"
         values = sorted({str(r.get(split_col)) for r in rrows if r.get(split_col) not in (None, "")})
         splits = ["test"] if "test" in values or not values else values[:1]
-    source["columns"] = {k: v for k, v in columns.items() if v}
+    source["columns"] = columns
     tags = _tag_columns(qrows, set(columns.values()))
     if tags:
         source["tag_columns"] = tags
         notes["tag_columns"] = "query columns copied into tags, for `stats --by ...`"
-    return Detected("tables", source, notes, splits)
+    det.source, det.notes, det.splits = source, notes, splits
+    return det

@@ -1,7 +1,10 @@
 """`private-mteb init DATA_DIR`: detect, write a task and a benchmark YAML, then validate both.
 
-Nothing is overwritten unless asked (``force``): a hand-edited task YAML is worth more than a guess.
-Files are written atomically, and validation reads them back through the same code `run` uses.
+Nothing is overwritten unless asked (``force``): a hand-edited task YAML is worth more than a guess. The one
+exception is a draft: when a column could not be matched to a role, or validation failed, init writes both
+files as drafts (first line ``DRAFT_MARK``), says so and exits 2; the next init replaces a draft, keeping the
+``columns:`` and ``grades_map:`` the user filled in. Files are written atomically, and validation reads them
+back through the same code `run` uses.
 """
 
 from __future__ import annotations
@@ -12,11 +15,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from custom_tasks.errors import ConfigError
+from custom_tasks.errors import CollectionError, ConfigError
 from custom_tasks.path_names import name_problem
 
-from .init_detect import detect
-from .init_templates import file_stem_from, render_benchmark_yaml, render_task_yaml, task_name_from
+from .init_detect import UNKNOWN, Detected, detect
+from .init_templates import (DRAFT_MARK, draft_line, file_stem_from, render_benchmark_yaml, render_task_yaml,
+                             task_name_from)
+
+
+class InitDraft(ConfigError):
+    """init wrote drafts instead of a validated pair (exit 2): the message says what to fill in or fix."""
+
+    def _format(self) -> str:
+        return self.problem if self.path is None else super()._format()
 
 
 @dataclass
@@ -27,6 +38,7 @@ class InitResult:
     benchmark_yaml: Path
     columns: dict[str, str]
     counts: dict[str, Any] = field(default_factory=dict)  # documents, queries, labels per split, warnings
+    grades: list[int] = field(default_factory=list)  # the grades detection saw (for the grades_map hint)
 
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task_name, "format": self.format, "task_yaml": str(self.task_yaml),
@@ -59,19 +71,72 @@ def plan(data_dir: Path, project: Path, name: str | None = None, stem: str | Non
             root / "configs" / "benchmarks" / f"{stem}.yaml")
 
 
+def is_draft(path: Path) -> bool:
+    """Whether ``path`` is a YAML init wrote as a draft (replaced by the next init without --force)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.readline().startswith(DRAFT_MARK)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _kept_from_draft(det: Detected, draft: Path) -> None:
+    """The ``columns:`` and ``grades_map:`` a user filled into a draft win over detection."""
+    from custom_tasks.yaml_io import read_yaml
+
+    try:
+        source = read_yaml(draft, "name, description, source, ...")[0].get("source") or {}
+    except CollectionError:
+        return  # a draft the user broke: detection starts afresh
+    if source.get("format") != det.format:
+        return
+    columns = source.get("columns")
+    if isinstance(columns, dict):
+        for role, col in columns.items():
+            if isinstance(col, str) and col and col != UNKNOWN:
+                det.source.setdefault("columns", {})[role] = col
+                det.missing.pop(role, None)
+    if isinstance(source.get("grades_map"), dict):
+        det.source["grades_map"] = source["grades_map"]
+
+
 def init_project(data_dir: Path, project: Path | None = None, name: str | None = None, stem: str | None = None,
                  force: bool = False) -> InitResult:
-    """Write ``configs/tasks/<stem>.yaml`` and ``configs/benchmarks/<stem>.yaml`` under ``project``; validate."""
+    """Write ``configs/tasks/<stem>.yaml`` and ``configs/benchmarks/<stem>.yaml`` under ``project``; validate.
+
+    Unknown columns or a failed validation: both files are written as drafts and InitDraft says so."""
     task_name, task_yaml, bench_yaml = plan(data_dir, project or Path.cwd(), name, stem)
     for path in (task_yaml, bench_yaml):
-        if path.exists() and not force:
+        if path.exists() and not force and not is_draft(path):
             raise ConfigError(path, "already exists: pass --force to overwrite it, or --name/--stem for another")
     det = detect(Path(data_dir))
-    _write(task_yaml, render_task_yaml(det, task_name, task_yaml, Path(data_dir).resolve(), task_yaml.parents[2]))
+    if is_draft(task_yaml):
+        _kept_from_draft(det, task_yaml)
     tags = det.source.get("tag_columns") or det.source.get("tag_fields") or []
-    _write(bench_yaml, render_benchmark_yaml(task_yaml.stem, task_name, task_yaml, tags))
+    shown_dir = Path(data_dir).as_posix()
+
+    def write(draft: str | None) -> None:
+        _write(task_yaml, render_task_yaml(det, task_name, task_yaml, Path(data_dir).resolve(), task_yaml.parents[2],
+                                           draft))
+        bench = render_benchmark_yaml(task_yaml.stem, task_name, task_yaml, tags)
+        _write(bench_yaml, (draft_line(draft) if draft else "") + bench)
+
+    if det.missing:
+        write("columns to fill in")
+        raise InitDraft(Path(data_dir), f"cannot tell which column holds: {det.missing_line()}.\nwrote DRAFT "
+                        f"{task_yaml} and {bench_yaml}: set each `?` under `columns:` in the task YAML, then run "
+                        f"`private-mteb init {shown_dir}` again (it replaces the drafts and keeps your columns:)")
+    write("not validated yet")
+    try:
+        counts = validate(task_yaml, bench_yaml)
+    except CollectionError as e:
+        write("validation failed")
+        raise InitDraft(None, f"{e}\nwrote DRAFT {task_yaml} and {bench_yaml} (validation failed): fix the problems "
+                        f"above, then run `private-mteb init {shown_dir}` again (it replaces the drafts, keeping "
+                        "their columns: and grades_map:)") from None
+    write(None)
     columns = {k: str(v) for k, v in det.source.get("columns", {}).items()}
-    return InitResult(task_name, det.format, task_yaml, bench_yaml, columns, validate(task_yaml, bench_yaml))
+    return InitResult(task_name, det.format, task_yaml, bench_yaml, columns, counts, det.grades)
 
 
 def validate(task_yaml: Path, bench_yaml: Path) -> dict[str, Any]:

@@ -16,7 +16,10 @@ import yaml
 
 from custom_tasks.yaml_io import loads
 
-from .init_detect import Detected
+from .init_detect import UNKNOWN, Detected
+
+#: the first line of a YAML that init wrote without a passing validation: the next init replaces such a file
+DRAFT_MARK = "# DRAFT written by `private-mteb init`"
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 COMMENT_COLUMN = 44
@@ -66,10 +69,27 @@ def _rel(path: Path, yaml_dir: Path, root: Path | None = None) -> str:
     return Path(os.path.relpath(path, yaml_dir.resolve())).as_posix()
 
 
-def render_task_yaml(det: Detected, name: str, yaml_path: Path, data_dir: Path, root: Path | None = None) -> str:
-    """The task YAML text for what detection found (paths relative to ``yaml_path``'s folder)."""
+def draft_line(why: str) -> str:
+    """The marker line of a draft: says why it is one and that the next init replaces it."""
+    return (f"{DRAFT_MARK} ({why}): the next `private-mteb init` replaces this file, keeping its "
+            "columns: and grades_map:.\n")
+
+
+def grades_hint(grades: list[int]) -> dict[int, int] | None:
+    """A grades_map to suggest when the labels' grades start at 1 and have three levels or more, the usual
+    sign of a scale where 1 means best (classic test collections, vendor exports): best -> 2, next -> 1, rest -> 0."""
+    if len(grades) < 3 or min(grades) < 1:
+        return None
+    return {g: (2 if i == 0 else 1 if i == 1 else 0) for i, g in enumerate(grades)}
+
+
+def render_task_yaml(det: Detected, name: str, yaml_path: Path, data_dir: Path, root: Path | None = None,
+                     draft: str | None = None) -> str:
+    """The task YAML text for what detection found (paths relative to ``yaml_path``'s folder); ``draft``: why
+    it is a draft (its first line then says so)."""
     here = yaml_path.parent
-    out = [f"# Task config written by `private-mteb init` from {_rel(data_dir, here, root)}.\n",
+    out = [draft_line(draft)] if draft else []
+    out += [f"# Task config written by `private-mteb init` from {_rel(data_dir, here, root)}.\n",
            f"# Review the detected keys, then: private-mteb tasks validate configs/tasks/{yaml_path.name}\n",
            "# Paths are relative to this file's folder (absolute for data outside the project).\n",
            _line(0, "name", name, "the task name used in benchmarks, results and tables"),
@@ -83,10 +103,20 @@ def render_task_yaml(det: Detected, name: str, yaml_path: Path, data_dir: Path, 
         elif isinstance(value, dict):
             out.append(_line(2, key, None, note))
             for sub, v in value.items():
-                out.append(_line(4, sub, _rel(v, here, root) if isinstance(v, Path) else v,
-                                 _COLUMN_NOTES.get(sub) if key == "columns" else None))
+                comment = _COLUMN_NOTES.get(sub) if key == "columns" else None
+                if key == "columns" and v == UNKNOWN:
+                    found = det.missing.get(sub, ("", []))
+                    comment = f"FILL IN: {comment}; columns in {found[0]}: {', '.join(found[1]) or 'none'}"
+                if key == "grades_map":
+                    sub = int(sub) if str(sub).lstrip("-").isdigit() else sub
+                out.append(_line(4, str(sub), _rel(v, here, root) if isinstance(v, Path) else v, comment))
         else:
             out.append(_line(2, key, value, note))
+    hint = grades_hint(det.grades) if "grades_map" not in det.source else None
+    if hint:
+        flow = "{" + ", ".join(f"{k}: {v}" for k, v in hint.items()) + "}"
+        out.append(f"  # your grades are {', '.join(map(str, det.grades))}: if 1 means best, uncomment (README: grades_map)\n"
+                   f"  # grades_map: {flow}\n")
     out += [_line(0, "languages", ["eng-Latn"], "language-script codes of the texts, e.g. deu-Latn"),
             _line(0, "splits", det.splits, "the labelled split(s) to evaluate"),
             _line(0, "main_score", "ndcg_at_10", "the headline metric (mteb's retrieval default)"),
