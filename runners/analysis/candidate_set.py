@@ -110,3 +110,26 @@ def candidate_set(cfg: BenchmarkConfig, models: Sequence[str] | None = None, tas
     for task in tasks:
         require_results(cfg.results_path, names, task, hint=hint)
     return CandidateSet(tuple(dict.fromkeys(names)), _config_file(cfg), len(every), models is not None)
+
+
+def config_task_names(cfg: BenchmarkConfig) -> list[str]:
+    """The mteb names of the config's tasks (a task YAML's `name:`), without loading any data."""
+    from ..config.task_lookup import task_name_for
+
+    out = []
+    for entry in cfg.tasks:
+        try:
+            out.append(task_name_for(entry, cfg))
+        except Exception:  # noqa: BLE001 - a task whose name cannot be told is left out of the scope only
+            continue
+    return out
+
+
+def in_scope(cfg: BenchmarkConfig, records: Iterable[Any]) -> list[Any]:
+    """The history records of the config's candidates (by results name or label: a model swapped under one
+    label keeps its timeline) on the config's tasks. Why: several configs may share one history folder, and
+    `history`, `history accept` and `check --baseline history:*` of one config must not act on another's."""
+    names, labels, tasks = set(config_names(cfg)), set(config_labels(cfg)), set(config_task_names(cfg))
+    return [r for r in records
+            if (r["candidate"].get("name") in names or r["candidate"].get("label") in labels)
+            and (not tasks or r["task"] in tasks)]

@@ -12,6 +12,7 @@ record, or an unknown spec is an AnalysisError (exit 2). The decision itself is 
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -47,9 +48,12 @@ def history_gate(baseline: str, history_dir: Path | None, results_dir: Path, *, 
                  only: list[str] | None = None,
                  tasks: list[str] | None = None, metric: str = "ndcg_at_10", max_drop: float = 0.01,
                  alpha: float = 0.05, split: str = "test", n_resamples: int = 10_000, seed: int = 0,
-                 allow_missing: bool = False) -> tuple[GateRun, list[str]]:
+                 allow_missing: bool = False, accept: str = "private-mteb history accept"
+                 ) -> tuple[GateRun, list[str]]:
     """(the gate's outcomes, damaged history files seen) for every stored (model, task) of `results_dir`
-    (`model`: one model name or label; `only`: these results names, e.g. the config's current candidates)."""
+    (`model`: one model name or label; `only`: these results names, e.g. the config's current candidates;
+    `tasks`: these tasks, e.g. the config's). `accept`: the command that marks a record, shown for each
+    (candidate, task) that has no accepted one, e.g. `private-mteb history accept -c bench.yaml`."""
     if baseline not in SPECS:
         raise AnalysisError(f"--baseline: unknown history baseline '{baseline}' (use {' or '.join(SPECS)})")
     check_options(max_drop, alpha, n_resamples)
@@ -61,7 +65,9 @@ def history_gate(baseline: str, history_dir: Path | None, results_dir: Path, *, 
     store = HistoryStore(history_dir)
     names = all_models(results_dir)
     if model is not None:
-        found = find_model(results_dir, model, names)
+        # a label names the config's current candidate first (a model swapped under one label is not the old one)
+        found = find_model(results_dir, model, [n for n in names if n in only]) if only is not None else None
+        found = found or find_model(results_dir, model, names)
         if found is None:
             raise AnalysisError(f"--candidate: no model '{model}' in {results_dir}")
         names = [found]
@@ -78,7 +84,7 @@ def history_gate(baseline: str, history_dir: Path | None, results_dir: Path, *, 
             label = label_of(results_dir, name)
             base = _baseline_record(store, baseline, label, name, task, stored.identity.get("fingerprint"))
             if base is None:
-                missing.append(f"{label} on {task}")
+                missing.append((label, task))
                 continue
             base_metric = (base.get("per_query") or {}).get("metric")
             if base_metric != metric:
@@ -109,9 +115,14 @@ def history_gate(baseline: str, history_dir: Path | None, results_dir: Path, *, 
         raise AnalysisError(f"--candidate: no per-query results in {results_dir}{' for ' + ', '.join(tasks) if tasks else ''}: {RUN_HINT}")
     if missing and (not allow_missing or not outcomes):
         what = "no accepted history record" if baseline == "history:accepted" else "no history record"
-        hint = ("mark one with `private-mteb history accept`" if baseline == "history:accepted"
-                else "run `private-mteb run` with `history:` configured first")
-        raise AnalysisError(f"{what} in {history_dir} for: {'; '.join(missing)}: {hint}"
+        if baseline == "history:accepted":
+            where = "; ".join(f"{label} on task {task} (mark it: `{accept} -m {shlex.quote(label)} -t {task}`)"
+                              for label, task in missing)
+            hint = "accept the record that is the normal, or pass -t for the tasks that have one"
+        else:
+            where = "; ".join(f"{label} on task {task}" for label, task in missing)
+            hint = "run `private-mteb run` with `history:` configured first"
+        raise AnalysisError(f"{what} in {history_dir} for: {where}: {hint}"
                             + (" (or pass --allow-missing to check only the rest)" if outcomes else ""))
-    return GateRun(outcomes, missing, [], pairings, notes), damaged
+    return GateRun(outcomes, [f"{label} on {task}" for label, task in missing], [], pairings, notes), damaged
 

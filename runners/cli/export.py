@@ -37,13 +37,14 @@ def export_run_cmd(
     _check_format(fmt, ("table", "json"))
     from ..analysis.inspect import resolve_model
     from ..analysis.per_query import label_of
+    from ..analysis.candidate_set import config_names
     from ..config.task_lookup import pick_task, task_name_for
     from ..results.export import export_run
 
     bench = load_config(config, results)
     task_name = task_name_for(pick_task(bench, task), bench)
     results = bench.results_path
-    name = resolve_model(results, task_name, model)
+    name = resolve_model(results, task_name, model, config_names(bench))  # a label: the config's current candidate
     lines = export_run(results, name, task_name, output, split, tag or label_of(results, name).replace(" ", "_"))
     _done(fmt, "run", output, lines, model=name, task=task_name, split=split)
 

@@ -6,6 +6,7 @@ runners/results/history_store.py / mlflow_store.py (files and MLflow).
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any, Optional
 
@@ -73,39 +74,28 @@ def after_run(cfg: Any, records: list[Any], cands: list[Any], tasks: list[Any], 
 
 def attach_report(cfg: Any, mlflow_uri: Optional[str], path: Path) -> None:
     """The written report as an artifact of the newest MLflow run of each of the config's candidates x tasks."""
-    from ..config.experiments import plan_experiments
+    from ..analysis.candidate_set import config_labels, config_task_names
     from ..results.mlflow_store import attach_to_latest
 
     uri = mlflow_uri or cfg.mlflow.tracking_uri
     experiment = cfg.mlflow.experiment if cfg.mlflow else "private-mteb"
-    labels = [m.default_label for m in cfg.models] + [p.label for p in plan_experiments(cfg)]
-    done = attach_to_latest(uri, experiment, [(label, t) for label in labels for t in _task_names(cfg)], path)
+    labels = list(dict.fromkeys(config_labels(cfg)))
+    done = attach_to_latest(uri, experiment, [(label, t) for label in labels for t in config_task_names(cfg)], path)
     err_console.print(f"mlflow: {path.name} attached to {done} run(s) at {uri} (experiment '{experiment}')",
                       highlight=False, markup=False)
-
-
-def _task_names(cfg: Any) -> list[str]:
-    """The mteb names of the config's tasks (a task YAML's `name:`), without loading any data."""
-    from ..config.task_lookup import task_name_for
-
-    out = []
-    for t in cfg.tasks:
-        try:
-            out.append(task_name_for(t, cfg))
-        except Exception:  # noqa: BLE001 - a name that cannot be told is left out of the attachment only
-            continue
-    return out
 
 
 def history_check(baseline: str, config: Optional[Path], results: Path, candidate: Optional[str],
                   tasks: Optional[list[str]], **options: Any) -> Any:
     """`check --baseline history:last|history:accepted`: the gate against the history of -c CONFIG (default:
-    the project's demo config); the candidate is the results folder, another folder, or a model name in it."""
+    the project's config), on its candidates and tasks (-t narrows them); the candidate is the results folder,
+    another folder, or a model name or label in it (a label: the config's current candidate)."""
+    from ..analysis.candidate_set import config_names, config_task_names
     from ..analysis.history_gate import history_gate
-    from ..config.experiments import plan_experiments
 
     cfg = load_config(config)
-    only = [m.results_name for m in cfg.models] + [p.name for p in plan_experiments(cfg)] if config else None
+    only, tasks = config_names(cfg), tasks or config_task_names(cfg) or None
+    options.setdefault("accept", f"private-mteb history accept -c {shlex.quote(str(cfg.path))}")
     folder, model = results, None
     if candidate is not None:
         if Path(candidate).is_dir():
@@ -171,12 +161,14 @@ def history_cmd(
         return
     if fmt not in ("text", "json", "csv"):
         raise typer.BadParameter(f"unknown format '{fmt}' (text|json|csv)", param_hint="--format")
+    from ..analysis.candidate_set import in_scope
     from ..analysis.history_timeline import build_timelines, csv_rows, format_timelines
 
     cfg = load_config(config)
     config = cfg.path
     records, damaged = _records(cfg, from_mlflow, experiment)
     _warn(damaged)
+    records = in_scope(cfg, records)  # the config's candidates and tasks: a shared history folder holds others
     timelines = build_timelines(records, since=_since(since), models=model, tasks=task,
                                 accepted=_accepted(cfg, records), n_resamples=resamples, seed=seed)
     if fmt == "json":
@@ -194,7 +186,8 @@ def history_cmd(
         return
     if not timelines:
         where = from_mlflow or cfg.history_path
-        console.print(f"no history records in {where} (match the filters)" if records else
+        console.print(f"no history records of {cfg.path.name}'s candidates in {where} (match the filters)"
+                      if records else
                       f"no history records in {where} yet: run `private-mteb run -c {config}`", highlight=False,
                       markup=False)
         return
@@ -210,7 +203,9 @@ def accept_cmd(
     record: Optional[str] = typer.Option(None, "--record", help="a record id (default: the latest of each candidate x task)"),
     note: str = typer.Option("", "--note", help="why it is accepted (kept with the mark)"),
 ) -> None:
-    """Mark records as the accepted baseline (`check --baseline history:accepted` compares with them)."""
+    """Mark records of the config's candidates and tasks as the accepted baseline (`check --baseline
+    history:accepted` compares with them)."""
+    from ..analysis.candidate_set import in_scope
     from ..analysis.errors import AnalysisError
     from ..results.history_store import HistoryStore
 
@@ -220,7 +215,7 @@ def accept_cmd(
     read = store.read()
     _warn(read.damaged)
     chosen: dict[tuple[str, str], dict] = {}
-    for r in read.records:
+    for r in in_scope(cfg, read.records):  # never another config's candidates sharing the history folder
         label, name = str(r["candidate"].get("label")), str(r["candidate"].get("name"))
         if model and label not in model and name not in model or task and r["task"] not in task:
             continue
@@ -228,7 +223,8 @@ def accept_cmd(
             chosen[(label, r["task"])] = r  # oldest first: the latest one wins
     if not chosen:
         what = f"record '{record}'" if record else "records"
-        raise AnalysisError(f"{cfg.history_path}: no {what} match (see `private-mteb history -c {config}`)")
+        raise AnalysisError(f"{cfg.history_path}: no {what} of {cfg.path.name}'s candidates and tasks match "
+                            f"(see `private-mteb history -c {config}`)")
     for (label, task_name), r in sorted(chosen.items()):
         store.accept(r, note)
         console.print(f"accepted: {label} on {task_name}: record {r['id']} ({r['time']})", highlight=False,
