@@ -239,6 +239,7 @@ def test_run_with_llm_grades_records_them_and_stores_no_text(tiny, tmp_path, ser
     cfg = bench(tmp_path, task_yaml, served(FakeJudge(rule=truth_rule(c))))
     data = yaml.safe_load(cfg.read_text())
     data["history"] = str(tmp_path / "history")
+    data["judge"]["model"] = "mteb/fake-judge"  # of the family of mteb's BM25 (mteb/baseline-bm25s)
     cfg.write_text(yaml.safe_dump(data))
     judge(cfg, write_pool(tmp_path, c), "--also-judged")
     assert runner.invoke(app, ["run", "-c", str(cfg)]).exit_code == 0
@@ -250,7 +251,11 @@ def test_run_with_llm_grades_records_them_and_stores_no_text(tiny, tmp_path, ser
     by_labels = {json.dumps(i["task"].get("labels"), sort_keys=True): i["task"]["dataset_revision"] for i in identities}
     assert len(by_labels) == 2  # human only (no record) and human + LLM, each its own data revision
     used = next(i["task"]["labels"] for i in identities if "labels" in i["task"])
-    assert used == {"use_llm": "fill_unjudged", "human": 12, "llm": 108, "judges": ["llm:fake-judge-1"]}
+    assert used == {"use_llm": "fill_unjudged", "human": 12, "llm": 108, "judges": ["llm:mteb/fake-judge"]}
+    stats = runner.invoke(app, ["stats", "-c", str(cfg), "--resamples", "200"])
+    assert stats.exit_code == 0, stats.output
+    assert "labels: human grades + llm:mteb/fake-judge grades of the pairs no human graded" in stats.output
+    assert "is of the family of the judge mteb/fake-judge" in stats.output
     assert len(set(by_labels.values())) == 2
     texts = [*c.queries.values(), *(d["text"] for d in c.corpus.values())]
     for folder in (tmp_path / "results", tmp_path / "history"):

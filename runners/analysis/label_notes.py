@@ -1,7 +1,8 @@
 """What `stats` (and check/report/inspect) say about the labels behind the scores, in a few lines.
 
 judged@10 of every candidate with the below-the-baseline warning (judged.py), and the generator guard
-(generator_guard.py): the default `source` breakdown and the same-family warning.
+(generator_guard.py): the default `source` breakdown and the same-family warning; when LLM grades count
+(`labels: {use_llm: fill_unjudged}`), which judge's, and the warning for candidates of the judge's family.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from ..config.benchmark import BenchmarkConfig
 from ..config.task_lookup import task_config_for
 from .errors import AnalysisError
-from .generator_guard import default_tags, generator_warnings
+from .generator_guard import default_tags, generator_warnings, judge_warnings
 from .judged import judged_for_config, judged_line
 from .per_query import label_of, query_tags
 
@@ -45,4 +46,8 @@ def label_notes(bench: BenchmarkConfig, entry: str, models: Sequence[str], k: in
         lines += [f"warning: {w}" for w in rep.warnings]
     cands = [(m, label_of(bench.results_path, m)) for m in models]
     lines += [f"warning: {w}" for w in generator_warnings(cfg.name, cfg.generated_by, cands)]
+    if bench.labels.use_llm and bench.judge is not None:
+        lines.append(f"labels: human grades + {bench.judge.source} grades of the pairs no human graded "
+                     f"(labels.use_llm: {bench.labels.use_llm}); check them first: `labels agreement --judge`")
+        lines += [f"warning: {w}" for w in judge_warnings(cfg.name, bench.judge.model, cfg.generated_by, cands)]
     return lines
