@@ -263,3 +263,23 @@ def test_run_with_llm_grades_records_them_and_stores_no_text(tiny, tmp_path, ser
             if p.is_file() and p.suffix in (".json", ".jsonl", ".csv"):
                 body = p.read_text(errors="replace")
                 assert not [t for t in texts if t in body], p
+
+
+def test_a_pool_csv_from_labels_pool_is_read_back_exactly(tiny_copy, tmp_path, served) -> None:
+    """`labels pool` quotes a cell that starts like a formula ('-wifi' -> "'-wifi"); the judge reads the id back."""
+    from runners.analysis.pool import write_pool as write_pool_files
+
+    data = tiny_copy.parent / "kb_tiny"
+    for name in ("corpus.jsonl", "qrels/test.tsv"):
+        f = data / name
+        f.write_text(f.read_text().replace('"wifi"', '"-wifi"').replace("\twifi\t", "\t-wifi\t"))
+    cfg = TaskConfig.from_file(tiny_copy)
+    c = load_collection(cfg.source, cfg.base_dir, cfg.name)
+    assert "-wifi" in c.corpus
+    rows = [{"query_id": "q1", "doc_id": "-wifi", "split": "test", "query": "", "title": "", "document": "",
+             "grade": ""}]
+    csv_path, _ = write_pool_files(rows, tmp_path / "pool.csv")
+    assert "'-wifi" in csv_path.read_text()
+    rep = judge(bench(tmp_path, tiny_copy, served(FakeJudge(rule=lambda q, p: 0))), csv_path)
+    assert rep["graded"] == 1
+    assert [r["doc_id"] for r in read_llm_labels(llm_labels_path(tiny_copy))] == ["-wifi"]

@@ -30,8 +30,11 @@ def _pool_rows(pool: Path, collection: Any) -> list[dict[str, Any]]:
 
     t = read_table(Path(pool), "utf-8", "pool")
     t.require_columns(["query_id", "doc_id"])
+    from ..results.spreadsheet import restore
+
     rows = []
-    for loc, row in t.rows:
+    for loc, raw in t.rows:
+        row = {k: restore(v) for k, v in raw.items()} if t.kind in ("csv", "tsv") else raw  # `labels pool`'s quoting
         qid, doc_id = as_id(t.get(loc, row, "query_id")), as_id(t.get(loc, row, "doc_id"))
         if qid not in collection.queries:
             raise t.error(loc, f"unknown query id {qid!r}: is this the pool of task {collection.name}?")
@@ -84,7 +87,14 @@ def judge_cmd(
     cands = [(m.results_name, m.default_label) for m in cfg.models]
     for line in judge_warnings(collection.name, cfg.judge.model, task_cfg.generated_by, cands):
         out.print(Text.assemble(("warning:", "yellow"), f" {line}"), soft_wrap=True)
-    report = judge_pairs(pairs, collection, cfg, task_cfg)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+        TimeRemainingColumn
+
+    with Progress(TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=out, transient=True, disable=not out.is_terminal) as progress:
+        bar = progress.add_task("judging", total=None)
+        report = judge_pairs(pairs, collection, cfg, task_cfg,
+                             on_progress=lambda done, total: progress.update(bar, completed=done, total=total))
     if quiet:
         print_json({"task": collection.name, **report.as_dict()})
         return
