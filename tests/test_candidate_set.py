@@ -53,6 +53,8 @@ def test_models_narrows_the_set_and_the_output_says_so(tmp_path):
     assert "compared: 2 of the 3 candidates of bench.yaml (--models)" in out.output
     best = next(line for line in out.output.splitlines() if line.startswith("best:"))
     assert "among the 2 candidates chosen with --models (3 in bench.yaml): One" in best, best
+    exp = runner.invoke(app, ["experiments", "-c", str(path), "--models", "One,BM25", "-m", "ndcg_at_10"])
+    assert exp.exit_code == 0 and "compared: 2 of the 3 candidates of bench.yaml (--models)" in exp.output, exp.output
 
 
 def test_report_summary_names_the_same_best_and_set(tmp_path):
@@ -91,3 +93,5 @@ def test_inspect_and_labels_judged_default_to_the_configs_candidates(tmp_path):
     assert [c["label"] for c in doc["candidates"]] == ["One", "BM25", plan.label]
     judged = json.loads(runner.invoke(app, ["labels", "judged", "-c", str(path), "--format", "json"]).output)
     assert {r["candidate"] for r in judged["tasks"][0]["rows"]} == {"One", "BM25", plan.label}
+    narrowed = runner.invoke(app, ["labels", "judged", "-c", str(path), "--models", "One"])
+    assert narrowed.exit_code == 0 and "compared: 1 of the 3 candidates of bench.yaml (--models)" in narrowed.output

@@ -309,7 +309,8 @@ def experiments_cmd(
     cfg = load_config(config, results, "experiments-demo.yaml")
     from ..config.task_lookup import task_name_for  # lazy: commands import their API when they run
     tasks = [task_name_for(t, cfg) for t in cfg.tasks]
-    names = list(_candidates(cfg, models, tasks).names)
+    chosen = _candidates(cfg, models, tasks)
+    names = list(chosen.names)
     known = stored_metrics(cfg.results_path, names[0], tasks[0])
     for m in metric or cfg.stats.metrics:
         check_metric(m, known)
@@ -319,6 +320,8 @@ def experiments_cmd(
 
         print_json({"experiments": df.to_dict(orient="records")})
     else:
+        if chosen.note:
+            console.print(chosen.note, highlight=False, markup=False)
         console.print(format_experiment_table(df), highlight=False, markup=False)
     if csv:
         from ..results.spreadsheet import frame_csv  # CSV for people: formula-like cells neutralised

@@ -54,6 +54,10 @@ def judged(
                                                "max_judged": {str(x): c[0] for x, c in rep.ceilings.items()}}
                                               for rep in reports]})
         return
+    if models:
+        from ..analysis.candidate_set import candidate_set
+
+        console.print(candidate_set(cfg, names).note, highlight=False, markup=False)  # --models narrowed the set
     for rep in reports:
         t = Table("model", *[f"judged@{x}" for x in sorted(set(k))], "queries",
                   title=f"{rep.task} — share of the top-k with a label ({split} split)")
