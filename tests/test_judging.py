@@ -165,7 +165,7 @@ def test_agreement_text_and_csv(task):
     code, out = _invoke(["labels", "agreement", "-t", yaml_path, "--resamples", "200"])
     assert code == 0, out
     assert "weighted kappa" in out and "Krippendorff's alpha" in out and "disagreements to adjudicate" in out
-    assert "confusion: ana (rows) vs bo" in out
+    assert "ana (rows) vs bo" in out
     code, out = _invoke(["labels", "agreement", "-t", yaml_path, "--format", "csv", "--resamples", "200"])
     assert code == 0 and out.splitlines()[0].startswith("statistic,rater_a,rater_b,n,estimate")
     assert len(out.strip().splitlines()) == 4  # two kappas and alpha
@@ -288,3 +288,55 @@ def test_a_server_refuses_a_grade_outside_the_scale(task):
     finally:
         s.session.close()
     assert len((yaml_path.parent / "labels" / TASK / "ana.jsonl").read_text().splitlines()) == 1
+
+
+def test_serve_from_a_config_pools_the_candidates_top_k_itself(task, tmp_path):
+    """`labels serve -c CONFIG --depth k`: the unlabelled pairs of the candidates' stored top-k, no pool file."""
+    from fake_results import QUERIES, scores, write_config, write_model
+    from runners.cli.labels_judging import _task_and_items
+    from runners.results.store import atomic_write_json, run_dir
+
+    yaml_path, _ = task
+    results = tmp_path / "results"
+    docs = ["vpn-mac", "pwd", "wifi", "printer", "deploy"]
+    for seed, name in enumerate(("acme/one", "acme/two")):
+        write_model(results, name, TASK, scores(0.6, seed), name)
+        order = docs if seed == 0 else docs[::-1]
+        rankings = {q: {d: 1.0 - i / 10 for i, d in enumerate(order)} for q in QUERIES}
+        atomic_write_json(run_dir(results, name, "r1", TASK, "ds1") / "rankings_test.json.gz",
+                          {"top_k": 100, "subsets": {"default": rankings}}, compress=True)
+    bench = write_config(tmp_path / "bench.yaml", results, [str(yaml_path)],
+                         [{"name": "acme/one", "label": "One"}, {"name": "acme/two", "label": "Two"}])
+    cfg, coll, items = _task_and_items(None, None, bench, 2, None, "test", 0)
+    want = {("test", q, d) for q in QUERIES for d in (docs[:2] + docs[::-1][:2]) if d not in coll.qrels["test"][q]}
+    assert {it.key for it in items} == want and len(items) == len(want)
+    assert cfg.name == TASK
+
+
+def test_another_host_needs_host_and_gets_a_warning(task):
+    """Loopback by default (the URL of every other test is 127.0.0.1); `--host 0.0.0.0` warns before serving."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+    from runners.judging.server import is_loopback
+
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")
+    yaml_path, pool = task
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "runners.cli", "labels", "serve", "-t", str(yaml_path), "--pool",
+                             str(pool), "--rater", "ana", "--host", "0.0.0.0", "--port", "0"], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = ""
+    try:
+        for line in proc.stdout:
+            seen += line
+            if "judging app: http://0.0.0.0:" in line:
+                break
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert "warning: listening on 0.0.0.0: anyone who can reach this machine" in seen, seen
+    assert "judging app: http://0.0.0.0:" in seen

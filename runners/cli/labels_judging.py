@@ -13,6 +13,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from custom_tasks.readers._io import display_path
+
 from .common import console, err_console, load_config, offline_default, print_json
 
 
@@ -108,7 +110,7 @@ def register(app: typer.Typer) -> None:
         what = "disagreements to adjudicate" if adjudicate else ("items planned for you" if started.of_plan
                                                                 else "items")
         console.print(Text(f"{cfg.name}: {len(s.items)} {what}, {started.resumed} judged before; grades -> "
-                           f"{s.path}"), highlight=False)
+                           f"{display_path(s.path)}"), highlight=False)
 
         def announce(url: str) -> None:
             console.print(Text(f"judging app: {url}   (Ctrl-C to stop; every grade is saved as you go)"),
@@ -139,7 +141,7 @@ def register(app: typer.Typer) -> None:
         share = make_plan([it.key for it in items], names, overlap, seed)
         path = write_plan(_folder(cfg, labels_dir), cfg, share, overlap, seed)
         doubled = len(items) and sum(len(v) for v in share.values()) - len(items)
-        console.print(Text(f"{cfg.name}: {len(items)} items, {doubled} of them for two raters -> {path}"),
+        console.print(Text(f"{cfg.name}: {len(items)} items, {doubled} of them for two raters -> {display_path(path)}"),
                       highlight=False)
         for r, ks in share.items():
             console.print(Text(f"  {r}: {len(ks)} items   `private-mteb labels serve -t {cfg.name} "
@@ -214,7 +216,7 @@ def register(app: typer.Typer) -> None:
             err_console.print(Text.assemble(("warning:", "yellow"), f" {w}"))
         console.print(Text(f"{cfg.name}: {r.merged} pair(s) merged by `merge: {cfg.merge}` ({r.changed} changed)"
                            + (f", {r.pending} disagreement(s) left for the adjudicator (`labels serve --adjudicate`)"
-                              if r.pending else "") + f" -> {r.labels_path}"), highlight=False)
+                              if r.pending else "") + f" -> {display_path(r.labels_path)}"), highlight=False)
         console.print(Text(f"data revision {r.old_revision} -> {r.new_revision}" + (
             ": `private-mteb run` re-scores every candidate (dense ones from cached vectors, nothing is encoded "
             "again)" if r.old_revision != r.new_revision else " (unchanged)")), highlight=False)
@@ -254,7 +256,7 @@ def _print_text(rep: Any, show: int) -> None:
         console.print(t)
         console.print(Text(f"Krippendorff's alpha (ordinal), all raters: {_iv(rep.alpha)}"), highlight=False)
         for p in rep.pairs:
-            t = Table(title=Text(f"confusion: {p.a} (rows) vs {p.b}"))
+            t = Table(title=Text(f"{p.a} (rows) vs {p.b}"))
             t.add_column(Text(f"{p.a} \\ {p.b}"))
             for g in rep.scale:
                 t.add_column(str(g))

@@ -61,7 +61,7 @@ class JudgingSession:
         return {"total": len(self.items), "done": len(done),
                 "graded": sum(j.status == "graded" for j in done),
                 "skipped": sum(j.status == "skip" for j in done), "unsure": sum(j.status == "unsure" for j in done),
-                "per_hour": round(3600 / per_item, 1) if per_item else None,
+                "per_hour": round(3600 / per_item) if per_item else None,
                 "eta_s": round(left * per_item) if per_item else None}
 
     def item(self, i: int) -> dict[str, Any]:
