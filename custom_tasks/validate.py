@@ -151,13 +151,16 @@ class CollectionBuilder:
         """Note that ``table`` provides labels for ``split`` (so an empty split can name its file)."""
         self._split_file.setdefault(split, table)
 
-    def add_label(self, table: Table, loc: int, split: str, qid: Any, doc_id: Any, grade: Any) -> None:
+    def add_label(self, table: Table, loc: int, split: str, qid: Any, doc_id: Any, grade: Any,
+                  mapped: bool = True) -> None:
+        """One judgment; ``mapped=False``: ``grade`` is already on private-mteb's scale (not looked up in
+        ``grades_map:``, e.g. an evalset's ``default_grade``)."""
         qid, doc_id = as_id(qid), as_id(doc_id)
         if qid not in self.queries:
             raise table.error(loc, f"label for unknown query {qid!r} (not in the queries)")
         if doc_id not in self.corpus:
             raise table.error(loc, f"label for unknown document {doc_id!r} (not in the corpus)")
-        g = self._grade(table, loc, grade)
+        g = self._grade(table, loc, grade) if mapped else parse_grade(table, loc, grade)
         self.expect_split(split, table)
         self._split_count[split] = self._split_count.get(split, 0) + 1
         self._labelled_any.add(qid)

@@ -264,3 +264,15 @@ def test_grades_map_changes_the_revision_and_an_unmapped_grade_is_an_error(proje
     assert plain != mapped
     with pytest.raises(Exception, match=r"qrels.json:1: grade 4 is not in the source's grades_map \(its grades: 1, 2\)"):
         load_collection({**src, "grades_map": {1: 1, 2: 0}}, project, "T")
+
+
+def test_grades_map_maps_given_grades_not_an_evalsets_default_grade(project):
+    """`default_grade:` is already on private-mteb's scale; only grades written in the export are mapped."""
+    d = project / "data" / "ev"
+    d.mkdir()
+    (d / "corpus.jsonl").write_text("".join(json.dumps({"_id": f"d{i}", "text": f"t{i}"}) + "\n" for i in range(3)))
+    (d / "evalset.csv").write_text("query,relevant\nvpn?,d1:1; d2\n")
+    src = {"format": "evalset", "corpus": str(d / "corpus.jsonl"), "evalset": str(d / "evalset.csv"),
+           "grades_map": {1: 2, 2: 1}}
+    c = load_collection(src, project, "T")
+    assert list(c.qrels["test"].values()) == [{"d1": 2, "d2": 1}]

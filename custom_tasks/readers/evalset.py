@@ -31,8 +31,8 @@ def _maybe_json(value: Any) -> Any:
     return value
 
 
-def parse_relevant(t: Table, loc: int, value: Any, corpus: dict[str, Any], default: int) -> list[tuple[str, Any]]:
-    """(doc_id, raw grade) pairs; grades are validated later by the builder."""
+def parse_relevant(t: Table, loc: int, value: Any, corpus: dict[str, Any], default: Any) -> list[tuple[str, Any]]:
+    """(doc_id, raw grade) pairs, ``default`` for an id without a grade; grades are validated by the builder."""
     value = _maybe_json(value)
     if is_missing(value) or value == "":
         return []
@@ -131,10 +131,13 @@ def _read(cfg: Any, base_dir: Path, b: CollectionBuilder) -> Collection:
                 continue
             tags = _tags(t, loc, row, cols.tags, cfg.tag_columns)
             qid = b.add_query(t, loc, qid, as_str(t, loc, t.get(loc, row, cols.query), "query", qid, cols.query), tags)
-            relevant = parse_relevant(t, loc, t.get(loc, row, cols.relevant), b.corpus, cfg.default_grade)
+            relevant = parse_relevant(t, loc, t.get(loc, row, cols.relevant), b.corpus, None)
             for doc_id, grade in relevant:
                 with t.checking():  # each unknown document of the row is reported
-                    b.add_label(t, loc, split, qid, doc_id, grade)
+                    if grade is None:  # no grade given: default_grade is on private-mteb's scale, never mapped
+                        b.add_label(t, loc, split, qid, doc_id, cfg.default_grade, mapped=False)
+                    else:
+                        b.add_label(t, loc, split, qid, doc_id, grade)
             evidence = _maybe_json(row.get(cols.evidence))
             if is_missing(evidence) or evidence == "" or evidence == {}:
                 continue
