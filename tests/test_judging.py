@@ -340,3 +340,56 @@ def test_another_host_needs_host_and_gets_a_warning(task):
         proc.wait(10)
     assert "warning: listening on 0.0.0.0: anyone who can reach this machine" in seen, seen
     assert "judging app: http://0.0.0.0:" in seen
+
+
+def _client(yaml_path: Path, pool: Path, rater: str, adjudicate: bool = False):
+    from starlette.testclient import TestClient
+
+    from runners.judging.app import make_app
+    from runners.judging.items import items_from_pool
+    from runners.judging.server import open_session
+
+    cfg = TaskConfig.from_file(yaml_path)
+    coll = load_collection(cfg.source, cfg.base_dir, cfg.name)
+    s = open_session(cfg, coll, items_from_pool(pool, cfg, coll), rater, yaml_path.parent / "labels" / TASK,
+                     adjudicate=adjudicate)
+    app, token = make_app(s.session)
+    return s.session, TestClient(app, headers={"X-Judging-Token": token})
+
+
+def test_the_screen_is_blind(task):
+    """An item carries the question, the document and the rater's own judgment: no candidate, rank or score."""
+    yaml_path, pool = task
+    session, client = _client(yaml_path, pool, "ana")
+    try:
+        item = client.get("/api/item/0").json()
+        assert set(item) == {"index", "query", "title", "text", "terms", "grade", "status", "progress"}
+        page = client.get("/").text
+        assert "nonce-" in client.get("/").headers["content-security-policy"]
+        assert "answers the question" in page and "not relevant" in page  # the grade definitions
+    finally:
+        session.close()
+
+
+def test_adjudication_serves_the_disagreements_and_decides_them(task):
+    yaml_path, pool = task
+    yaml_path.write_text(yaml_path.read_text() + "merge: adjudicated\n")
+    folder, a, b = _two_raters(yaml_path, pool)
+    session, client = _client(yaml_path, pool, "cy", adjudicate=True)
+    try:
+        assert len(session.items) == int((a != b).sum())  # only the disagreements
+        for i in range(len(session.items)):
+            assert client.post("/api/judge", json={"index": i, "grade": 1}).status_code == 200
+    finally:
+        session.close()
+    adj = lines_of(folder / "adjudication.jsonl")
+    assert {r["rater"] for r in adj} == {"cy"} and len(adj) == int((a != b).sum())
+    code, out = _invoke(["labels", "merge", "-t", yaml_path])
+    assert code == 0 and "left for the adjudicator" not in out
+    rows = [json.loads(x) for x in (yaml_path.parent / "kb.labels.jsonl").read_text().splitlines()]
+    decided = [r for r in rows if any(x.get("adjudicated") for x in r["ratings"])]
+    assert len(rows) == 50 and len(decided) == int((a != b).sum()) and {r["grade"] for r in decided} == {1}
+
+
+def lines_of(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
