@@ -73,7 +73,7 @@ class LintReport:
         """What `run` prints per task: the count of each finding, or that there is none."""
         if not self.findings:
             return f"lint {self.task}: no findings"
-        parts = ", ".join(f"{f.count} {f.check.replace('_', ' ')}" for f in self.findings)
+        parts = ", ".join(f"{f.check.replace('_', ' ')}: {f.count}" for f in self.findings)
         return f"lint {self.task}: {parts} (details: private-mteb tasks lint {self.task})"
 
 

@@ -49,6 +49,8 @@ class FakeJudge:
     slow_s: Callable[[str, str], float] = lambda q, p: 0.0  # delay of this pair's first answer
     delay_s: float = 0.0  # every answer waits this long (to see concurrency)
     garbage: bool = False  # answer HTML instead of JSON
+    redirect_to: str | None = None  # answer 302 to this URL
+    gets: int = 0  # GET requests (a followed redirect arrives as one)
     requests: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
@@ -68,6 +70,8 @@ class FakeJudge:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
+            if self.redirect_to:
+                return 302, b"", {"Location": self.redirect_to}
             if self.garbage:
                 return 200, b"<html>It works!</html>", {"Content-Type": "text/html"}
             time.sleep(self.delay_s + (self.slow_s(query, passage) if n == 0 else 0.0))
@@ -107,6 +111,13 @@ class FakeJudge:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client timed out and left
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                with judge._lock:
+                    judge.gets += 1
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
 
             def log_message(self, *args: object) -> None:
                 pass

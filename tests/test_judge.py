@@ -177,13 +177,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("case", ["unreachable", "garbage", "never_well_formed", "not_found"])
+@pytest.mark.parametrize("case", ["unreachable", "garbage", "never_well_formed", "not_found", "redirect"])
 def test_a_broken_endpoint_is_one_line_exit_2(case, tiny, tmp_path, served) -> None:
     task_yaml, c = tiny
     if case == "unreachable":
         url = f"http://127.0.0.1:{_free_port()}/v1"
     elif case == "not_found":
         url = served(FakeJudge()).replace("/v1", "/nothing")
+    elif case == "redirect":  # never followed: the texts go to the configured endpoint only
+        elsewhere = FakeJudge()
+        other = served(elsewhere)
+        url = served(FakeJudge(redirect_to=other + "/chat/completions"))
     else:
         url = served(FakeJudge(garbage=case == "garbage", malformed=lambda q, p: 99))
     r = runner.invoke(app, ["labels", "judge", "-c", str(bench(tmp_path, task_yaml, url)),
@@ -192,7 +196,9 @@ def test_a_broken_endpoint_is_one_line_exit_2(case, tiny, tmp_path, served) -> N
     err = [line for line in r.output.splitlines() if line.startswith("error:")]
     assert len(err) == 1 and "Traceback" not in r.output and "judge endpoint" in err[0]
     assert {"unreachable": "unreachable", "garbage": "chat-completions JSON", "not_found": "HTTP 404",
-            "never_well_formed": "##final score"}[case] in r.output
+            "never_well_formed": "##final score", "redirect": "HTTP 302"}[case] in r.output
+    if case == "redirect":
+        assert elsewhere.requests == elsewhere.gets == 0
     assert not llm_labels_path(task_yaml).exists()
 
 

@@ -237,6 +237,6 @@ def test_run_prints_one_lint_line_per_task(planted: Path, tmp_path: Path) -> Non
     r = CliRunner().invoke(app, ["run", "-c", str(bench)])
     assert r.exit_code == 0, r.output
     lines = [ln for ln in r.output.splitlines() if ln.startswith("lint ")]
-    assert lines == ["lint PlantedLint: 1 exact duplicate documents, 1 near duplicate documents, 2 twin label "
-                     "conflicts, 2 leaked questions, 3 near duplicate questions, 1 unreachable documents (details: "
-                     "private-mteb tasks lint PlantedLint)"]
+    assert lines == ["lint PlantedLint: exact duplicate documents: 1, near duplicate documents: 1, twin label "
+                     "conflicts: 2, leaked questions: 2, near duplicate questions: 3, unreachable documents: 1 "
+                     "(details: private-mteb tasks lint PlantedLint)"]

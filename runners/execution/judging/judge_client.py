@@ -1,7 +1,7 @@
 """A bounded, retrying client for an OpenAI-compatible chat-completions endpoint (the LLM judge).
 
-urllib from the standard library (no proxy: the request goes to the configured endpoint and nowhere else), a
-thread pool of `max_concurrency` workers. A malformed answer, a timeout, a 429 or a 5xx is asked again with
+urllib from the standard library (no proxy, no redirect: the request goes to the configured endpoint and nowhere
+else; an answer over 1 MiB is not read), a thread pool of `max_concurrency` workers. A malformed answer, a timeout, a 429 or a 5xx is asked again with
 exponential backoff (a numeric Retry-After is honoured up to 30 s), at most `max_retries` times; then the pair is
 unrateable and counted, never guessed. The first request is made alone: an endpoint that is unreachable, refuses
 the request or does not answer chat-completions JSON stops the command there with one line, before the pool.
@@ -30,6 +30,8 @@ from ...config.judge_prompt import parse_answer
 #: an API key for servers started with one (vLLM --api-key, llama-server --api-key); never read from a config file
 API_KEY_ENV = "PRIVATE_MTEB_JUDGE_API_KEY"
 _RETRY_STATUS = {429, 500, 502, 503, 504}
+#: a grade is a few bytes: an answer larger than this is not read into memory
+MAX_ANSWER_BYTES = 1 << 20
 _MAX_WAIT_S = 30.0
 
 
@@ -70,7 +72,7 @@ class ChatJudge:
         self.opts, self.grades, self.config, self.sleep = opts, dict(grades), config, sleep
         self.stats = ClientStats()
         self._lock = threading.Lock()
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
 
     def _where(self) -> str:
         return f"judge endpoint {self.opts.chat_url}"
@@ -89,7 +91,7 @@ class ChatJudge:
             self.stats.max_in_flight = max(self.stats.max_in_flight, self.stats.in_flight)
         try:
             with self._opener.open(request, timeout=self.opts.timeout_s) as resp:
-                raw = resp.read()
+                raw = resp.read(MAX_ANSWER_BYTES + 1)
         except urllib.error.HTTPError as e:
             e.close()
             if e.code in _RETRY_STATUS:
@@ -107,6 +109,8 @@ class ChatJudge:
         finally:
             with self._lock:
                 self.stats.in_flight -= 1
+        if len(raw) > MAX_ANSWER_BYTES:
+            raise _Retry("oversized answer")
         try:
             doc = json.loads(raw)
             return doc["choices"][0]["message"]["content"]
@@ -160,6 +164,13 @@ class ChatJudge:
             futures = {pool.submit(self.grade, p): i for i, p in enumerate(prompts[1:], 1)}
             for fut in as_completed(futures):
                 on_done(futures[fut], fut.result())
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """The request goes to the configured endpoint only: a redirect is an HTTP error, never followed."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
 
 
 def _retry_after(value: str | None) -> float | None:
