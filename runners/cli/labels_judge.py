@@ -61,6 +61,7 @@ def judge_cmd(
     if fmt not in ("text", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (text|json)", param_hint="--format")
     from custom_tasks.errors import ConfigError
+    from custom_tasks.readers._io import display_path
 
     from ..analysis.generator_guard import judge_warnings
     from ..analysis.per_query import task_config_collection
@@ -102,7 +103,8 @@ def judge_cmd(
     fails = ", ".join(f"{k} x{n}" for k, n in sorted(report.failures.items())) or "none"
     console.print(Text(f"{report.graded} graded ({grades}), {report.unrateable} unrateable, {report.cached} from the "
                        f"cache; {report.requests} request(s), at most {report.max_in_flight} at once; retried: "
-                       f"{fails} -> {report.path} (source {report.source}, judge {report.judge})"), soft_wrap=True)
+                       f"{fails} -> {display_path(report.path)} (source {report.source}, judge {report.judge})"),
+                  soft_wrap=True)
     if cfg.labels.use_llm:
         console.print(Text(f"labels.use_llm is {cfg.labels.use_llm}: the next `private-mteb run` scores on human + "
                            "these LLM grades (a new data revision)"), soft_wrap=True)
