@@ -299,3 +299,13 @@ def test_report_after_run_imports_no_mteb(tmp_path: Path) -> None:
             "assert r.exit_code == 0, r.output")
     assert _heavy_modules_after(code) == []
     assert "Private vs public" in (tmp_path / "r.html").read_text()
+
+
+#: "modules under ~400 lines" (HELPERS.md, issue 30): a little slack over 400, none beyond it
+MAX_MODULE_LINES = 420
+
+
+def test_no_module_is_over_about_400_lines() -> None:
+    long = {name: n for name, path in _modules().items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"split these modules (over {MAX_MODULE_LINES} lines): {long}"
