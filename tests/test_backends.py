@@ -152,9 +152,11 @@ def test_backends_command_reports_drift_on_the_tiny_task(tmp_path, monkeypatch):
     assert rows["onnx"]["max_cos_diff"] <= 1e-4 and abs(rows["onnx"]["diff"]) <= 1e-4
     assert 0 < rows["onnx-int8"]["max_cos_diff"] < 0.05
     assert all(0 <= r["p_holm"] <= 1 and 0 <= r["top10_changed"] <= 1 for r in rows.values())
-    stored = {p.name for p in (tmp_path / "results" / "results").iterdir()}
-    assert {"sentence-transformers__all-MiniLM-L6-v2", "sentence-transformers__all-MiniLM-L6-v2@onnx",
-            "sentence-transformers__all-MiniLM-L6-v2@onnx-int8"} <= stored
+    # each backend is stored as an mteb experiment of the model, beside the reference (issue 30)
+    base = tmp_path / "results" / "results" / "sentence-transformers__all-MiniLM-L6-v2"
+    stored = {p.relative_to(base).parts[1:] for p in base.glob("*/**/TinyKBRetrieval.json")}
+    assert {(), ("experiments", "backend_onnx__precision_fp32"),
+            ("experiments", "backend_onnx__precision_int8")} <= {s[:-1] for s in stored}
 
 
 HAS_OV_INT8 = all(importlib.util.find_spec(m) is not None for m in ("openvino", "nncf", "onnx"))

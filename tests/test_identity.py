@@ -74,12 +74,15 @@ def test_encode_settings_get_their_own_results_and_never_overwrite(tmp_path, tin
     assert second.scores["ndcg_at_10"] == pytest.approx(
         fresh_score(tmp_path, tiny_copy, [np_model()], encode={"max_seq_length": 2}), abs=1e-9)
     assert second.scores["ndcg_at_10"] != pytest.approx(default.scores["ndcg_at_10"], abs=1e-6)
-    # both stay on disk, loadable by mteb under their own names; the default one is untouched
+    # both stay on disk, loadable by mteb: the variant as an experiment of the model (issue 30); the default untouched
     results = short.results_path
     assert task_result_path(results, "test/np", "r1", TASK).exists()
-    assert task_result_path(results, "test/np@msl2", "r1", TASK).exists()
-    loaded = mteb.ResultCache(results).load_results(tasks=[TASK])
-    assert {m.model_name for m in loaded.model_results} == {"test/np", "test/np@msl2"}
+    variant = task_result_path(results, "test/np@msl2", "r1", TASK)
+    assert variant == results / "results" / "test__np" / "r1" / "experiments" / "max_seq_length_2" / f"{TASK}.json"
+    assert variant.exists()
+    loaded = mteb.ResultCache(results).load_results(tasks=[TASK], load_experiments="match_name")
+    assert {(m.model_name, m.experiment_name) for m in loaded.model_results} == {("test/np", None),
+                                                                                 ("test/np", "max_seq_length_2")}
     again = run_benchmark(cfg_for(tmp_path, tiny_copy, [np_model()]), show_progress=False)[0]
     assert again.status == "skipped" and again.scores == default.scores
     # a per-model max_seq_length equal to the benchmark default is the same run

@@ -42,6 +42,7 @@ from .candidates.candidates import Candidate, candidate_from_spec
 from .cache.embedding_cache import wrap_cache
 from .candidates.experiments import candidates_from_experiments, chunk_level_runs
 from ..results.identity import changed_parts, run_identity
+from ..results.variants import experiment_meta, migrate_variant_results, variant_of
 from .cache.large_corpus import search_model_for
 from .encoding.progress import EncodeProgress, quiet_foreign_bars, reporting_to
 from .tasks import load_task, task_revision
@@ -79,7 +80,7 @@ def _run_files(results_dir: Path, cand: Candidate, task: Any) -> dict[str, Path]
     """The files a complete run consists of, by the name identity.json records their digests under."""
     name = task.metadata.name
     folder = run_dir(results_dir, cand.name, cand.revision, name, task_revision(task))
-    files = {"task_result": task_result_path(results_dir, cand.name, cand.revision, name)}
+    files = {"task_result": task_result_path(results_dir, cand.name, cand.revision, name, legacy=False)}
     for split in task.eval_splits:
         files[f"per_query_{split}.json"] = folder / f"per_query_{split}.json"
         files[f"rankings_{split}.json.gz"] = folder / f"rankings_{split}.json.gz"
@@ -173,9 +174,22 @@ def _publish(cand: Candidate, task: Any, results_dir: Path, stage: Path, identit
     with env_faults(final):
         final.parent.mkdir(parents=True, exist_ok=True)
         for extra in staged.iterdir():  # model_meta.json etc. first, the TaskResult (completion marker) last
-            if extra.name != produced.name:
+            if extra.name == "model_meta.json" and variant_of(cand.name) is not None:  # mteb's experiment meta
+                atomic_write_json(final.parent / extra.name, experiment_meta(read_json(extra), cand.name))
+            elif extra.name != produced.name:
                 os.replace(extra, final.parent / extra.name)
         os.replace(produced, final)
+
+
+def _migrate_variants(results_dir: Path) -> None:
+    """Variant results of the earlier layout become mteb experiments of their base model, once, with one line."""
+    import warnings
+
+    with env_faults(results_dir):
+        moved = migrate_variant_results(Path(results_dir) / "results")
+    if moved:
+        warnings.warn(f"{results_dir}: moved {len(moved)} variant result folder(s) (@msl, @kw, @onnx, @openvino) to "
+                      "mteb's experiments layout: results/<model>/<revision>/experiments/<setting>/", stacklevel=2)
 
 
 def candidates_for(cfg: BenchmarkConfig) -> list[Candidate]:
@@ -201,6 +215,7 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
     """
     results_dir = cfg.results_path
     clean_leftovers(results_dir, cfg.cache_path)
+    _migrate_variants(results_dir)
     tasks = tasks if tasks is not None else [load_task(t, cfg) for t in cfg.tasks]
     candidates = candidates if candidates is not None else candidates_for(cfg)
     for cand in candidates:  # inputs read against the tasks now (a bad run file: file:line, exit 2), not mid-run

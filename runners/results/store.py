@@ -2,6 +2,7 @@
 
 Layout under a results folder (`results/` by default):
   results/<org__model>/<revision>/<Task>.json, model_meta.json  -- mteb's ResultCache layout, untouched
+  results/<org__model>/<revision>/experiments/<name>/...          -- a variant (@msl128, @onnx-int8): mteb's experiment
   private-mteb/runs/<org__model>/<revision>/<Task>/<dataset_revision>/per_query_<split>.json
   private-mteb/runs/.../rankings_<split>.json.gz                 -- top-k per query (doc ids + scores)
   private-mteb/runs/.../identity.json                             -- run fingerprint + digests of the files it vouches for
@@ -35,6 +36,7 @@ from custom_tasks.errors import CollectionError
 from custom_tasks.path_names import control_char, name_problem
 
 from .locks import FileLock
+from .variants import EXPERIMENTS, experiment_name, variant_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -121,8 +123,34 @@ def model_folder(root: Path, model_name: str, revision: str) -> Path:
     return Path(root) / model_dir_name(model_name) / path_part(revision, "revision")
 
 
-def task_result_path(results_dir: Path, model_name: str, revision: str, task_name: str) -> Path:
-    return model_folder(Path(results_dir) / "results", model_name, revision) / f"{path_part(task_name, 'task name')}.json"
+def result_folder(results_dir: Path, model_name: str, revision: str) -> Path:
+    """Where mteb's files of (model, revision) go: `results/<org__model>/<revision>/`, and for a variant
+    (`@msl128`, `@onnx-int8`, ...) mteb's experiment folder of its base model (variants.py)."""
+    variant = variant_of(model_name)
+    if variant is None:
+        return model_folder(Path(results_dir) / "results", model_name, revision)
+    base, kwargs = variant
+    return model_folder(Path(results_dir) / "results", base, revision) / EXPERIMENTS / experiment_name(kwargs)
+
+
+def task_result_path(results_dir: Path, model_name: str, revision: str, task_name: str, legacy: bool = True) -> Path:
+    """mteb's TaskResult JSON of (model, revision, task). `legacy`: a variant stored before the experiments layout
+    (`results/<org__model@tag>/...`, not yet migrated) is read where it is (writers pass False)."""
+    task_file = f"{path_part(task_name, 'task name')}.json"
+    path = result_folder(results_dir, model_name, revision) / task_file
+    if legacy and not path.exists() and variant_of(model_name) is not None:
+        old = model_folder(Path(results_dir) / "results", model_name, revision) / task_file
+        if old.exists():
+            return old
+    return path
+
+
+def result_revisions(results_dir: Path, model_name: str) -> list[str]:
+    """The revisions with a results folder of this model (for a variant: of its base model, either layout)."""
+    roots = [Path(results_dir) / "results" / model_dir_name(model_name)]
+    if (variant := variant_of(model_name)) is not None:
+        roots.insert(0, Path(results_dir) / "results" / model_dir_name(variant[0]))
+    return sorted({p.name for root in roots if root.is_dir() for p in root.iterdir() if p.is_dir()})
 
 
 def run_dir(results_dir: Path, model_name: str, revision: str, task_name: str, dataset_revision: str) -> Path:
@@ -315,8 +343,7 @@ def clean_leftovers(results_dir: Path, *extra_roots: Path) -> int:
 
 def find_run(results_dir: Path, model_name: str, task_name: str, revision: str | None = None) -> Path | None:
     """The run folder matching the dataset revision in the current TaskResult JSON."""
-    base = Path(results_dir) / "results" / model_dir_name(model_name)
-    revisions = [revision] if revision else sorted(p.name for p in base.iterdir()) if base.is_dir() else []
+    revisions = [revision] if revision else result_revisions(results_dir, model_name)
     for rev in revisions:
         result = task_result_path(results_dir, model_name, rev, task_name)
         ds_rev = existing_dataset_revision(result)

@@ -1,0 +1,99 @@
+"""A model's variants stored as mteb experiments of the model (issue 30).
+
+mteb 2.x files a model's variants as experiments: `results/<org__model>/<revision>/experiments/<name>/`, whose
+`model_meta.json` holds the base model's name and the `experiment_kwargs` that name the setting; mteb's
+`ResultCache.load_results(load_experiments="match_kwargs", experiment_kwargs=...)` selects them. A variant of a
+model here is what its results-name tags say (runners/config/model_spec.py writes them):
+
+* `@msl<N>`: max_seq_length N  -> {"max_seq_length": N};
+* `@kw<hash8>`: model_kwargs    -> {"model_kwargs": "<hash8>"} (the hash of the kwargs, as in the name);
+* `@onnx`, `@onnx-int8`, `@openvino`, `@openvino-bf16`, `@openvino-int8`: the encode backend
+  -> {"backend": ..., "precision": ...}.
+
+Composed systems (hybrid, rerank, run files, retrievers) have names of their own and stay plain models. The
+results name with its tags stays the key of private-mteb's own sidecars (runs/, candidates.json, history): only the
+mteb-format files move. Folders written before (`results/<org__model@onnx-int8>/<revision>/`) are still read, and
+`migrate_variant_results` moves them once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+#: results-name tag of an encode backend -> (backend, precision); config/model_spec.py BACKENDS is the writer
+#: (tests/test_variants.py checks the two agree)
+BACKEND_TAGS = {"onnx": ("onnx", "fp32"), "onnx-int8": ("onnx", "int8"), "openvino": ("openvino", "fp32"),
+                "openvino-bf16": ("openvino", "bf16"), "openvino-int8": ("openvino", "int8")}
+EXPERIMENTS = "experiments"  # mteb's folder name (mteb.cache.result_cache._EXPERIMENTS_FOLDER_NAME)
+
+
+def variant_of(model_name: str) -> tuple[str, dict[str, Any]] | None:
+    """('org/model', experiment_kwargs) for a variant's results name, None for a plain model or any name whose
+    tags are not all variant tags (an '@' in a model's own name)."""
+    base, *tags = model_name.split("@")
+    if not tags or not base:
+        return None
+    kwargs: dict[str, Any] = {}
+    for tag in tags:
+        if m := re.fullmatch(r"msl(\d+)", tag):
+            kwargs["max_seq_length"] = int(m[1])
+        elif m := re.fullmatch(r"kw([0-9a-f]{8})", tag):
+            kwargs["model_kwargs"] = m[1]
+        elif tag in BACKEND_TAGS:
+            kwargs["backend"], kwargs["precision"] = BACKEND_TAGS[tag]
+        else:
+            return None
+    return base, kwargs
+
+
+def experiment_name(kwargs: dict[str, Any]) -> str:
+    """mteb's folder name of an experiment: `key_value` pairs sorted by key, joined by `__` (values here are
+    plain ints and strings, so mteb's serialisation is exactly this; tests/test_variants.py compares it with
+    `mteb.ModelMeta.experiment_name`)."""
+    return "__".join(f"{k}_{kwargs[k]}" for k in sorted(kwargs))
+
+
+def experiment_meta(meta: dict[str, Any], model_name: str) -> dict[str, Any]:
+    """mteb's model_meta.json of a variant: the base model's name, the setting as `experiment_kwargs`."""
+    variant = variant_of(model_name)
+    if variant is None:
+        return meta
+    base, kwargs = variant
+    return {**meta, "name": base, "experiment_kwargs": {**(meta.get("experiment_kwargs") or {}), **kwargs}}
+
+
+def migrate_variant_results(results_root: Path) -> list[tuple[Path, Path]]:
+    """Move variant folders of the earlier layout (`<root>/<org__model@tag>/<revision>/`) to mteb's experiments
+    layout, model_meta.json rewritten; returns (old, new) per moved revision folder. A revision whose new folder
+    exists already is left where it is (the newer write wins: readers prefer the new folder)."""
+    import json
+
+    moved = []
+    if not results_root.is_dir():
+        return moved
+    for model_dir in sorted(p for p in results_root.iterdir() if p.is_dir() and "@" in p.name):
+        variant = variant_of(model_dir.name.replace("__", "/"))
+        if variant is None:
+            continue
+        base, kwargs = variant
+        for rev_dir in sorted(p for p in model_dir.iterdir() if p.is_dir()):
+            new = results_root / model_dir.name.split("@")[0] / rev_dir.name / EXPERIMENTS / experiment_name(kwargs)
+            if new.exists():
+                continue
+            new.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(rev_dir, new)  # one rename: the folder is in the old place or the new one, never half
+            meta_path = new / "model_meta.json"
+            if meta_path.is_file():  # then the meta names the base model and the setting, as mteb's own experiments
+                meta = json.loads(meta_path.read_text(encoding="utf-8"))
+                tmp = meta_path.with_name(meta_path.name + ".tmp")
+                tmp.write_text(json.dumps({**meta, "name": base, "experiment_kwargs": kwargs}, indent=2), "utf-8")
+                os.replace(tmp, meta_path)
+            moved.append((rev_dir, new))
+        try:
+            model_dir.rmdir()
+        except OSError:
+            pass
+    return moved

@@ -1,0 +1,116 @@
+"""A model's variants are mteb experiments of the model (issue 30): `results/<model>/<revision>/experiments/<name>/`
+with `experiment_kwargs` naming the setting, found by mteb's own `ResultCache.load_results`; composed systems stay
+models of their own; folders of the earlier layout are migrated once, with one line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import mteb
+import pytest
+
+from conftest import MINILM, TINY_YAML, write_benchmark
+from runners.config.benchmark import BenchmarkConfig
+from runners.config.model_spec import BACKENDS
+from runners.execution.run import run_benchmark
+from runners.results.store import result_folder, task_result_path
+from runners.results.variants import BACKEND_TAGS, experiment_name, variant_of
+
+TASK = "TinyKBRetrieval"
+NP = {"name": "test/np", "factory": "tests.identity_encoder:NumpyEncoder", "revision": "r1"}
+
+
+@pytest.mark.parametrize("kwargs", [{"max_seq_length": 128}, {"backend": "onnx", "precision": "int8"},
+                                    {"model_kwargs": "0a1b2c3d", "max_seq_length": 64, "backend": "openvino",
+                                     "precision": "bf16"}])
+def test_experiment_folder_is_mtebs_name(kwargs: dict) -> None:
+    meta = mteb.models.ModelMeta.model_construct(name="org/m", revision="r", experiment_kwargs=kwargs)
+    assert experiment_name(kwargs) == meta.experiment_name
+
+
+def test_every_backend_tag_the_config_writes_is_a_variant() -> None:
+    tags = {tag.lstrip("@"): pair for pair, tag in BACKENDS.items() if tag}
+    assert tags == BACKEND_TAGS
+    assert variant_of("org/m@msl128@kw0a1b2c3d@onnx-int8") == (
+        "org/m", {"max_seq_length": 128, "model_kwargs": "0a1b2c3d", "backend": "onnx", "precision": "int8"})
+    assert variant_of("org/m") is None and variant_of("org/m@v2") is None  # an '@' of the name itself
+    assert variant_of("private-mteb/all-MiniLM-L6-v2+bm25-rrf60") is None  # composed: a model of its own
+
+
+def _run(tmp_path: Path, models: list[dict], **extra) -> BenchmarkConfig:
+    cfg = BenchmarkConfig.from_file(write_benchmark(tmp_path, [str(TINY_YAML)], models=models, **extra))
+    run_benchmark(cfg, show_progress=False)
+    return cfg
+
+
+def test_a_variant_is_found_by_mteb_as_an_experiment_of_its_model(tmp_path: Path) -> None:
+    cfg = _run(tmp_path, [NP, {**NP, "label": "np short", "max_seq_length": 2}])
+    results = cfg.results_path
+    folder = result_folder(results, "test/np@msl2", "r1")
+    assert folder == results / "results" / "test__np" / "r1" / "experiments" / "max_seq_length_2"
+    meta = json.loads((folder / "model_meta.json").read_text())
+    assert meta["name"] == "test/np" and meta["experiment_kwargs"] == {"max_seq_length": 2}
+    cache = mteb.ResultCache(results)
+    plain = cache.load_results(models=["test/np"], tasks=[TASK], include_remote=False)
+    assert [(m.model_name, m.experiment_name) for m in plain.model_results] == [("test/np", None)]
+    exp = cache.load_results(models=["test/np"], tasks=[TASK], include_remote=False, load_experiments="match_kwargs",
+                             experiment_kwargs={"max_seq_length": 2})
+    assert [(m.model_name, m.experiment_name) for m in exp.model_results] == [("test/np", "max_seq_length_2")]
+    stored = json.loads(task_result_path(results, "test/np@msl2", "r1", TASK).read_text())
+    assert exp.model_results[0].task_results[0].get_score() == pytest.approx(stored["scores"]["test"][0]["main_score"])
+
+
+def test_results_of_the_earlier_layout_are_migrated_once_and_not_rerun(tmp_path: Path) -> None:
+    models = [NP, {**NP, "label": "np short", "max_seq_length": 2}]
+    cfg = _run(tmp_path, models)
+    results = cfg.results_path / "results"
+    new = result_folder(cfg.results_path, "test/np@msl2", "r1")
+    old = results / "test__np@msl2" / "r1"  # what an earlier private-mteb wrote
+    old.parent.mkdir()
+    shutil.move(new, old)
+    meta = json.loads((old / "model_meta.json").read_text())
+    (old / "model_meta.json").write_text(json.dumps({**meta, "name": "test/np@msl2", "experiment_kwargs": None}))
+    # before any run, readers find the old folder where it is
+    assert task_result_path(cfg.results_path, "test/np@msl2", "r1", TASK) == old / f"{TASK}.json"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        records = run_benchmark(cfg, show_progress=False)
+    lines = [str(w.message) for w in caught if "experiments layout" in str(w.message)]
+    assert len(lines) == 1 and "moved 1 variant result folder" in lines[0]
+    assert [r.status for r in records] == ["skipped", "skipped"]  # moved, not re-computed
+    assert not old.parent.exists() and (new / f"{TASK}.json").exists()
+    assert json.loads((new / "model_meta.json").read_text())["experiment_kwargs"] == {"max_seq_length": 2}
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        run_benchmark(cfg, show_progress=False)
+    assert not [w for w in again if "experiments layout" in str(w.message)]  # once
+
+
+def test_composed_systems_stay_models_of_their_own(tmp_path: Path) -> None:
+    cfg = _run(tmp_path, [{"name": "bm25", "label": "BM25"}, NP],
+               experiments=[{"type": "hybrid", "dense": "test/np", "fusion": "rrf", "k": [60]}])
+    names = {json.loads(p.read_text())["name"] for p in (cfg.results_path / "results").rglob("model_meta.json")}
+    assert any(n.startswith("private-mteb/") and "+bm25" in n for n in names), names
+    assert not list((cfg.results_path / "results").rglob("experiments"))
+
+
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(__import__("importlib").util.find_spec("onnxruntime") is None,
+                    reason="onnxruntime not installed (pip install 'private-mteb[onnx]')")
+def test_minilm_int8_is_found_as_an_experiment_of_minilm(tmp_path: Path, monkeypatch) -> None:
+    """The issue's check, with mteb's own API: MiniLM's onnx int8 run is an experiment of MiniLM, not a model."""
+    monkeypatch.setenv("PRIVATE_MTEB_EXPORT_CACHE", str(tmp_path / "exported"))
+    cfg = _run(tmp_path, [{"name": MINILM, "label": "MiniLM"},
+                          {"name": MINILM, "label": "MiniLM int8", "backend": "onnx", "precision": "int8"}])
+    cache = mteb.ResultCache(cfg.results_path)
+    int8 = cache.load_results(models=[MINILM], tasks=[TASK], include_remote=False, load_experiments="match_kwargs",
+                              experiment_kwargs={"backend": "onnx", "precision": "int8"})
+    assert [(m.model_name, m.experiment_name) for m in int8.model_results] == [(MINILM, "backend_onnx__precision_int8")]
+    every = cache.load_results(models=[MINILM], tasks=[TASK], include_remote=False, load_experiments="match_name")
+    assert {m.experiment_name for m in every.model_results} == {None, "backend_onnx__precision_int8"}
+    assert {m.model_name for m in every.model_results} == {MINILM}  # one model, two settings: never another model
