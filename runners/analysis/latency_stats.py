@@ -1,6 +1,6 @@
 """Intervals for latency figures: a percentile bootstrap over the timed queries, and the paired difference.
 
-A latency pass (runners/execution/latency.py) stores one time per sampled query (`query_ms`: the fastest of its
+A latency pass (runners/execution/measure/latency.py) stores one time per sampled query (`query_ms`: the fastest of its
 repeats, less the null candidate's p50). A p50 or p95 over a dozen queries is itself uncertain, so every one gets a
 percentile bootstrap interval with the query as the resampling unit, and a "cheaper" verdict compares two
 candidates on the same queries of the same pass: the same resampled queries for both, the difference of their p50s
