@@ -89,7 +89,9 @@ def test_tasks_validate_all_lists_every_problem(tmp_path, monkeypatch):
 #: commands that print no table (they write files, or one line): exempt from --format json, and checked to
 #: build no rich Table
 NO_TABLE = {"report": "writes report.html / report.md", "labels pool": "writes the pool files",
-            "labels import": "merges grades into the labels file", "history accept": "records one decision"}
+            "labels import": "merges grades into the labels file", "history accept": "records one decision",
+            "labels serve": "serves the judging app (prints its URL)", "labels plan": "writes the plan file",
+            "labels merge": "merges the raters' grades into the labels file"}
 
 
 def _commands():
