@@ -309,3 +309,14 @@ def test_no_module_is_over_about_400_lines() -> None:
     long = {name: n for name, path in _modules().items()
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert not long, f"split these modules (over {MAX_MODULE_LINES} lines): {long}"
+
+
+def test_the_layout_page_names_every_room_and_file() -> None:
+    """docs/layout.md and the code agree (issue 30): each room of execution/ and each of its files is named there."""
+    doc = (REPO / "docs" / "layout.md").read_text(encoding="utf-8")
+    missing = []
+    for room in sorted(p for p in (REPO / "runners" / "execution").iterdir() if p.is_dir() and p.name != "__pycache__"):
+        missing += [f"{room.name}/"] if f"`{room.name}/`" not in doc else []
+        missing += [f"{room.name}/{f.name}" for f in sorted(room.glob("*.py"))
+                    if f.name != "__init__.py" and f"`{f.name}`" not in doc]
+    assert not missing, f"docs/layout.md does not name: {missing}"
