@@ -43,13 +43,20 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     project: Optional[Path] = typer.Option(
         None, "--project", envvar="PRIVATE_MTEB_PROJECT", file_okay=False,
         help="project folder (with configs/); default: found upward from the current folder, like git"),
     _show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                        help="print the version and exit"),
+    verbose: bool = typer.Option(False, "--verbose", "-v",
+                                 help="also show the libraries' own progress bars and log lines (mteb, "
+                                      "transformers, NNCF, bm25s, ...)"),
 ) -> None:
     """Score embedding models on your own documents with MTEB's metrics."""
+    from .quiet import quiet_output
+
+    ctx.with_resource(quiet_output(verbose))  # for the whole command: only private-mteb's own lines
     if project is not None:
         if not project.is_dir():
             raise typer.BadParameter(f"{project} is not a folder", param_hint="--project")

@@ -196,6 +196,7 @@ def _quantise(model: Any, st: Any, batch: int = 8) -> Any:
     import numpy as np
 
     from .calibration_texts import calibration_texts
+    from .library_output import quiet_nncf
 
     names = [i.get_any_name() for i in model.inputs]
     texts = sorted(calibration_texts(), key=len)
@@ -203,7 +204,9 @@ def _quantise(model: Any, st: Any, batch: int = 8) -> Any:
     for i in range(0, len(texts), batch):
         tokens = _tokenize(st, texts[i:i + batch])
         feeds.append({n: tokens[n].numpy().astype(np.int64) for n in names})
-    return nncf.quantize(model, nncf.Dataset(feeds), model_type=nncf.ModelType.TRANSFORMER, subset_size=len(feeds))
+    with quiet_nncf():  # its bars and INFO lines: only with --verbose
+        return nncf.quantize(model, nncf.Dataset(feeds), model_type=nncf.ModelType.TRANSFORMER,
+                             subset_size=len(feeds))
 
 
 def _export_onnx(st: Any, path: Path) -> Path:

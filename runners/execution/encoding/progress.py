@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import sys
 from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
+
+from ..backends.library_output import VERBOSE_ENV, forced_disable, verbose  # noqa: F401 - VERBOSE_ENV: the CLI's
 
 
 @runtime_checkable
@@ -83,71 +84,25 @@ def encoding(progress: EncodeProgress | None, label: str, total: int) -> Iterato
         progress.finish()
 
 
-def _forced_off(tqdm_cls: Any) -> Any:
-    """A stand-in for a module's `tqdm` name that always builds a disabled bar."""
-
-    def make(*args: Any, **kwargs: Any) -> Any:
-        kwargs["disable"] = True
-        return tqdm_cls(*args, **kwargs)
-
-    return make
-
-
 @contextlib.contextmanager
 def quiet_foreign_bars(enabled: bool = True) -> Iterator[None]:
-    """Silence the progress bars of datasets, huggingface_hub, transformers and bm25s for now; restore after.
+    """Silence the libraries' progress bars for now; restore after. No-op with --verbose.
 
-    mteb's and sentence-transformers' bars are turned off through `show_progress_bar=False` by the caller
-    (mteb.evaluate and encode_kwargs). mteb calls bm25s without a `show_progress` argument, so bm25s'
-    module-level `tqdm` names are swapped for a disabled one, and put back on the way out.
+    mteb's and sentence-transformers' own bars are also turned off through `show_progress_bar=False` by the
+    caller; the bars a library builds without such an argument (mteb's hybrid "Indexing sub-models" /
+    "Sub-models", bm25s, datasets, huggingface_hub, transformers' "Loading weights") are all tqdm's or its
+    subclasses', so tqdm's class is made to build disabled bars inside this block and put back on the way out.
+    Nothing heavy is imported here (a command that loads no model starts fast), and no library's own switch is
+    flipped (transformers copies huggingface_hub's on import: a flipped one would outlive the block).
+    private-mteb's own bars are rich's, never tqdm's.
     """
-    if not enabled:
+    if not enabled or verbose():
         yield
         return
-    restore: list[Any] = []
-    with contextlib.ExitStack() as stack:
-        try:
-            import datasets
-
-            if datasets.is_progress_bar_enabled():
-                datasets.disable_progress_bars()
-                stack.callback(datasets.enable_progress_bars)
-        except ImportError:
-            pass
-        try:
-            from transformers.utils import logging as hf_logging  # "Loading weights" while a model loads;
-            # first: on import it copies huggingface_hub's switch, which must still be on then
-
-            if hf_logging.is_progress_bar_enabled():
-                hf_logging.disable_progress_bar()
-                stack.callback(hf_logging.enable_progress_bar)
-        except ImportError:
-            pass
-        try:
-            from huggingface_hub.utils import (are_progress_bars_disabled, disable_progress_bars,
-                                               enable_progress_bars)
-
-            if not are_progress_bars_disabled():
-                disable_progress_bars()
-                stack.callback(enable_progress_bars)
-        except ImportError:
-            pass
-        for name in ("bm25s", "bm25s.tokenization", "bm25s.scoring"):
-            module = sys.modules.get(name) if name != "bm25s" else _import_quietly("bm25s")
-            original = getattr(module, "tqdm", None) if module is not None else None
-            if original is not None and callable(original):
-                setattr(module, "tqdm", _forced_off(original))
-                restore.append((module, original))
-        try:
-            yield
-        finally:
-            for module, original in restore:
-                module.tqdm = original
-
-
-def _import_quietly(name: str) -> Any:
-    """Import an optional module (so its bars can be silenced before mteb imports it), None if absent."""
     try:
-        return __import__(name)
+        from tqdm import std as tqdm_std
     except ImportError:
-        return None
+        yield
+        return
+    with forced_disable(tqdm_std.tqdm):  # the libraries' own switches are left alone: nothing to restore
+        yield
