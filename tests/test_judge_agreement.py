@@ -162,3 +162,18 @@ def confusion(a: list[int], b: list[int]) -> list[list[int]]:
     for x, y in zip(a, b):
         out[x][y] += 1
     return out
+
+
+def test_agreement_without_a_judge_or_grades_is_one_line(tiny_copy: Path, tmp_path: Path) -> None:
+    cfg = tmp_path / "b.yaml"
+    cfg.write_text(yaml.safe_dump({"name": "b", "tasks": [str(tiny_copy)], "models": [{"name": "bm25"}],
+                                   "results_dir": str(tmp_path / "r")}))
+    r = CliRunner().invoke(app, ["labels", "agreement", "--judge", "-c", str(cfg)])
+    assert r.exit_code == 2 and "no `judge:`" in r.output and "Traceback" not in r.output
+    data = yaml.safe_load(cfg.read_text())
+    data["judge"] = {"endpoint": "http://127.0.0.1:9/v1", "model": "m"}
+    cfg.write_text(yaml.safe_dump(data))
+    r = CliRunner().invoke(app, ["labels", "agreement", "--judge", "-c", str(cfg), "--format", "json"])
+    assert r.exit_code == 0, r.output  # nothing graded yet: said, not a crash
+    rep = json.loads(r.stdout)
+    assert rep["labels"] is None and "labels judge --also-judged" in rep["sentence"]

@@ -126,15 +126,12 @@ def judge_agreement_cmd(config: Optional[Path], task: Optional[str], fmt: str, r
     from rich.table import Table
 
     from ..analysis.judge_agreement import judge_agreement
-    from ..config.benchmark import BenchmarkConfig
     from ..config.task_lookup import pick_task
     from .common import print_json
 
     if fmt not in ("text", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (text|json with --judge)", param_hint="--format")
-    if config is None:
-        raise typer.BadParameter("--judge needs -c BENCHMARK.yaml (its `judge:` and candidates)", param_hint="-c")
-    bench = BenchmarkConfig.from_file(config)
+    bench = load_config(config)  # the one discovery rule (runners/config/discovery.py), as `labels judge`
     rep = judge_agreement(bench, pick_task(bench, task), split, resamples, seed, metric, labels_dir=labels_dir)
     for w in rep.warnings:
         err_console.print(Text.assemble(("warning:", "yellow"), f" {w}"), soft_wrap=True)
