@@ -157,7 +157,7 @@ def register(app: typer.Typer) -> None:
         show: int = typer.Option(20, "--show", min=0, help="disagreements listed in text output"),
         labels_dir: Optional[Path] = LABELS_DIR,
         judge: bool = typer.Option(False, "--judge", help="the config's LLM judge vs the human grades: kappa, "
-                                   "TPR/TNR, and the candidates' ranking under both (needs -c)"),
+                                   "TPR/TNR, and the candidates' ranking under both (the -c config's judge)"),
         config: Optional[Path] = typer.Option(None, "--config", "-c", help="with --judge: the benchmark (its "
                                               "`judge:` and candidates)"),
         split: str = typer.Option("test", "--split", help="with --judge"),
