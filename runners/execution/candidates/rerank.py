@@ -68,18 +68,56 @@ class BiEncoderScorer:
     Served, a bi-encoder reranker keeps its document vectors in the index (they do not depend on the query):
     `held` maps document text -> vector, filled by every `predict` and by `hold`; `predict_served` encodes
     only the query and reads the documents from there. `predict` (the evaluation) never reads `held`, so a
-    score does not depend on what was encoded before."""
+    score does not depend on what was encoded before.
+
+    Its document vectors are those of the same model as a dense candidate: with `doc_cache` (the embedding
+    cache folder that model's dense candidate uses, `cached_documents`) and a task `context`, they are read from
+    the embedding cache, and the missing ones encoded once through it (by mteb's encoder, then stored). Only where
+    that is the same vector: the prompt text mteb resolves for the task's documents is the model's own document
+    prompt (or none), so both call the model's `encode_document` with the same prompt. `doc_count` counts documents this scorer encoded, `doc_reused` those
+    it found stored."""
 
     def __init__(self, model: Any, batch_size: int) -> None:
         self.model, self.batch_size = model, batch_size
         self.held: dict[str, Any] = {}
-        self.doc_seconds, self.doc_count = 0.0, 0
+        self.doc_seconds, self.doc_count, self.doc_reused = 0.0, 0, 0
+        self.doc_cache: Any = None  # a CachedEncoder around this model (cached_documents), or None
+        self.context: dict[str, Any] | None = None  # mteb's task_metadata / hf_split / hf_subset of the search
+
+    def _from_cache(self, docs: list[str]) -> Any:
+        """The documents' vectors through the embedding cache (None where it does not hold the same vectors)."""
+        from mteb.types import PromptType
+
+        enc, ctx = self.doc_cache, self.context
+        if enc is None or not ctx or not docs:
+            return None
+        try:  # the prompt text mteb hands `encode_document` (None: the model's own default, as here)
+            name = enc._model.get_prompt(ctx["task_metadata"], PromptType.document)
+            prompt = (getattr(enc._model, "model_prompts", None) or {}).get(name) if name else None
+        except Exception:  # noqa: BLE001 - a prompt that cannot be resolved: encode as before
+            return None
+        own = (getattr(self.model, "prompts", None) or {}).get("document")
+        if prompt is not None and prompt != own:
+            return None  # mteb would prompt the documents otherwise: not the vectors encode_document gives here
+        from datasets import Dataset
+
+        import torch
+
+        before, reused = enc.encoded, enc.reused
+        call = {**ctx, "prompt_type": PromptType.document}
+        vecs = enc.vectors_for(docs, lambda rows: Dataset.from_dict({"text": [docs[i] for i in rows]}),
+                               self.batch_size, call)
+        self.doc_count += enc.encoded - before
+        self.doc_reused += enc.reused - reused
+        return torch.from_numpy(vecs).to(self.model.device)
 
     def _documents(self, docs: list[str]) -> Any:
         t0 = time.perf_counter()
-        dv = self.model.encode_document(docs, batch_size=self.batch_size, convert_to_tensor=True)
+        dv = self._from_cache(docs)
+        if dv is None:
+            dv = self.model.encode_document(docs, batch_size=self.batch_size, convert_to_tensor=True)
+            self.doc_count += len(docs)
         self.doc_seconds += time.perf_counter() - t0  # its documents' encode rate: index cost when served
-        self.doc_count += len(docs)
         if len(self.held) + len(docs) <= HOLD_MAX:
             self.held.update(zip(docs, dv))
         return dv
@@ -164,6 +202,26 @@ def rerank_scorer(spec: RerankerSpec, base_dir: Path, device: str | None = None)
     return CrossEncoderScorer(ce, spec.batch_size)
 
 
+def cached_documents(scorer: Any, spec: RerankerSpec, cfg: BenchmarkConfig) -> Any:
+    """`scorer` (a BiEncoderScorer) with `doc_cache` set: mteb's encoder around its model behind the embedding cache
+    folder a dense candidate of the same model gets (name, revision, max_seq_length, weights: wrap_cache's rules),
+    so a plain run's document vectors are read, not encoded again. Local models only (a path or an offline copy):
+    those a dense candidate loads as this same sentence-transformers folder."""
+    from ...config.model_spec import ModelSpec
+    from ..cache.embedding_cache import CachedEncoder, wrap_cache
+    from ..encoding.models import encoder_wrapper
+    from .candidates import candidate_from_spec
+
+    if not isinstance(scorer, BiEncoderScorer) or reranker_path(spec, cfg.base_dir) is None:
+        return scorer
+    twin = ModelSpec(name=spec.name, path=reranker_path(spec, cfg.base_dir) if spec.path else None,
+                     revision=spec.revision, max_seq_length=spec.max_length)
+    cand = candidate_from_spec(twin, cfg.encode.device)
+    wrapped = wrap_cache(encoder_wrapper(scorer.model, twin), cand, cfg.cache_path)
+    scorer.doc_cache = wrapped if isinstance(wrapped, CachedEncoder) else None
+    return scorer
+
+
 def order(scores: dict[str, float]) -> list[str]:
     """Doc ids best first, equal scores by doc id descending (mteb's and trec_eval's order)."""
     return [d for d, _ in sorted(scores.items(), key=lambda x: (x[1], x[0]), reverse=True)]
@@ -192,6 +250,7 @@ class RerankSearch:
         self.expected = expected  # task name -> the first stage's current fingerprint (None: not checked)
         self._texts: Any = None
         self._pos: dict[str, int] | None = None  # doc id -> corpus row, built once per index()
+        self._context: dict[str, Any] = {}  # the task of the last index(): a bi-encoder's embedding-cache keys
 
     @property
     def encoded(self) -> int:  # the runner's counts: (query, document) pairs scored / found in the score cache
@@ -206,6 +265,7 @@ class RerankSearch:
 
     def index(self, corpus: Any, **kwargs: Any) -> None:
         self._texts, self._pos = corpus, None
+        self._context = {k: kwargs[k] for k in ("task_metadata", "hf_split", "hf_subset") if k in kwargs}
 
     def _doc_texts(self, ids: set[str]) -> dict[str, str]:
         """mteb's document text (title + ' ' + text, stripped) of the given ids, read from the corpus rows."""
@@ -243,6 +303,8 @@ class RerankSearch:
     def loaded_scorer(self) -> Any:
         if callable(self.scorer) and not hasattr(self.scorer, "predict"):
             self.scorer = self.scorer()  # loaded on first use: a fully cached re-run loads no model
+        if hasattr(self.scorer, "context"):  # a bi-encoder's documents: through the embedding cache, for this task
+            self.scorer.context = self._context or None
         return self.scorer
 
     def score(self, pairs: list[Pair]) -> list[float]:
@@ -290,7 +352,7 @@ def rerank_candidate(plan: PlannedCandidate, first: Candidate, cfg: BenchmarkCon
         from mteb.models.model_meta import ModelMeta
 
         cache_id = canonical_hash({**rr_identity, "weights": weights_fingerprint(rr_paths, cfg.cache_path)}, 24)
-        loaded = lambda: shared_scorer(cache_id, spec, cfg)  # noqa: E731 - loaded on first use
+        loaded = lambda: cached_documents(shared_scorer(cache_id, spec, cfg), spec, cfg)  # noqa: E731 - on first use
         meta = ModelMeta.create_empty().model_copy(update={"name": plan.name, "revision": first.revision})
         return RerankSearch(first, cfg.results_path, depth, loaded, PairScoreCache(cfg.cache_path, cache_id), meta,
                             expected)

@@ -72,8 +72,6 @@ def load_model(spec: ModelSpec, device: str | None = None) -> Any:
 def _load_sentence_transformer(spec: ModelSpec, where: str, device: str | None) -> Any:
     from sentence_transformers import SentenceTransformer
 
-    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
-
     if spec.path and not Path(spec.path).exists():
         raise ConfigError(None, f"model '{spec.name}': local path '{spec.path}' does not exist")
     try:
@@ -87,6 +85,14 @@ def _load_sentence_transformer(spec: ModelSpec, where: str, device: str | None) 
         from ..backends.backend_runtime import use_backend
 
         use_backend(st, spec, where)
+    return encoder_wrapper(st, spec)
+
+
+def encoder_wrapper(st: Any, spec: ModelSpec) -> Any:
+    """mteb's encoder around a loaded SentenceTransformer, as a dense candidate of `spec` is built (its registry
+    prompts, its meta): a bi-encoder reranker's model reads and fills the embedding cache through this."""
+    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+
     meta = registry_meta(spec.name)
     prompts = (meta.loader_kwargs or {}).get("model_prompts") if meta is not None else None
     wrapper = SentenceTransformerEncoderWrapper(st, model_prompts=prompts)
