@@ -5,13 +5,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..stats import format_score
+
 
 def missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
 def num(v: Any, digits: int = 4) -> str:
-    return "—" if missing(v) else f"{v:.{digits}f}"
+    """A score as `run` and `stats` print it (stats.format_score) at the default 4 digits."""
+    if missing(v):
+        return "—"
+    return format_score(v) if digits == 4 else f"{v:.{digits}f}"
 
 
 def ci(mean: float, lo: float, hi: float, digits: int = 4) -> str:
