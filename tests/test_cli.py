@@ -232,7 +232,9 @@ def test_experiments_missing_results_exit_2_and_models_filter(tmp_path):
     assert result.exit_code == 2 and "acme/gone" in result.output and "private-mteb run -c" in result.output
     assert "Traceback" not in result.output
     only = runner.invoke(app, ["experiments", "-c", str(cfg), "--models", "One"])
-    rows = [ln.split()[0] for ln in only.output.splitlines()[1:]]
+    lines = only.output.splitlines()
+    assert lines[0] == "compared: 1 of the 2 candidates of bench.yaml (--models)", only.output  # the set, said
+    rows = [ln.split()[0] for ln in lines[2:]]
     assert only.exit_code == 0 and rows == ["one"], only.output  # the config's label of acme/one, nothing else
 
 
