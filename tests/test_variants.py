@@ -114,3 +114,19 @@ def test_minilm_int8_is_found_as_an_experiment_of_minilm(tmp_path: Path, monkeyp
     every = cache.load_results(models=[MINILM], tasks=[TASK], include_remote=False, load_experiments="match_name")
     assert {m.experiment_name for m in every.model_results} == {None, "backend_onnx__precision_int8"}
     assert {m.model_name for m in every.model_results} == {MINILM}  # one model, two settings: never another model
+
+
+def test_one_model_at_two_settings_is_two_candidates_of_the_config(tmp_path: Path) -> None:
+    """`stats`/`check`/`report` read the config's candidates: two entries of one model with different settings
+    (fp32 vs int8, two max_seq_length) are two candidates, not "the same candidate twice" (failed before)."""
+    from typer.testing import CliRunner
+
+    from runners.cli import app
+
+    cfg = _run(tmp_path, [NP, {**NP, "label": "np short", "max_seq_length": 2}])
+    out = CliRunner().invoke(app, ["stats", "-c", str(cfg.path), "--resamples", "200", "-m", "ndcg_at_10"])
+    assert out.exit_code == 0, out.output
+    assert "np short" in out.output and "among the 2 candidates" in out.output
+    gate = CliRunner().invoke(app, ["check", "-c", str(cfg.path), "--baseline", "test/np", "--candidate",
+                                    "test/np@msl2", "--resamples", "200"])
+    assert gate.exit_code in (0, 1) and "np -> np short" in gate.output, gate.output

@@ -94,7 +94,7 @@ def plan_experiments(cfg: BenchmarkConfig) -> list[PlannedCandidate]:
     planned = [p for e in entries if not isinstance(e, RerankEntry) for p in plan_entry(e, base_spec(cfg, entry_base(e)))]
     planned += [p for e in entries if isinstance(e, RerankEntry) for p in plan_rerank(cfg, e, planned)]  # last: they read
     # their first stage's stored rankings, which run before them
-    names = [p.name for p in planned] + [m.name for m in cfg.models]
+    names = [p.name for p in planned] + [m.results_name for m in cfg.models]  # one model, two settings: two names
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ConfigError(cfg.path, f"experiments give the same candidate twice: {dup}")
