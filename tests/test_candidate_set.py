@@ -47,12 +47,14 @@ def test_stats_best_sentence_names_the_hybrid_and_the_set(tmp_path):
 
 
 def test_models_narrows_the_set_and_the_output_says_so(tmp_path):
-    path, _ = hybrid_project(tmp_path)
+    path, plan = hybrid_project(tmp_path)
     out = runner.invoke(app, ["stats", "-c", str(path), "-m", "ndcg_at_10", "--models", "One,BM25"])
     assert out.exit_code == 0, out.output
     assert "compared: 2 of the 3 candidates of bench.yaml (--models)" in out.output
     best = next(line for line in out.output.splitlines() if line.startswith("best:"))
     assert "among the 2 candidates chosen with --models (3 in bench.yaml): One" in best, best
+    every = runner.invoke(app, ["stats", "-c", str(path), "-m", "ndcg_at_10", "--models", f"One,BM25,{plan.label}"])
+    assert "compared:" not in every.output and "among the 3 candidates of bench.yaml" in every.output
     exp = runner.invoke(app, ["experiments", "-c", str(path), "--models", "One,BM25", "-m", "ndcg_at_10"])
     assert exp.exit_code == 0 and "compared: 2 of the 3 candidates of bench.yaml (--models)" in exp.output, exp.output
 

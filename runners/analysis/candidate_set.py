@@ -109,7 +109,9 @@ def candidate_set(cfg: BenchmarkConfig, models: Sequence[str] | None = None, tas
     hint = hint or f"run `private-mteb run -c {cfg.path}`"
     for task in tasks:
         require_results(cfg.results_path, names, task, hint=hint)
-    return CandidateSet(tuple(dict.fromkeys(names)), _config_file(cfg), len(every), models is not None)
+    chosen = tuple(dict.fromkeys(names))
+    # --models naming exactly the config's set is not a narrowing: the verdict still covers all of them
+    return CandidateSet(chosen, _config_file(cfg), len(every), models is not None and set(chosen) != set(every))
 
 
 def config_task_names(cfg: BenchmarkConfig) -> list[str]:
