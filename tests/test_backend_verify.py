@@ -114,3 +114,13 @@ def test_run_after_truncating_the_real_model_onnx_rebuilds_it_and_prints_the_tab
 
 def _ndcg(output: str) -> list[str]:
     return [line.split("│")[3].strip() for line in output.splitlines() if "TinyKBRetrieval" in line and "│" in line]
+
+
+def test_a_run_whose_every_candidate_fails_prints_no_empty_results_table(tmp_path):
+    from runners.cli import app
+
+    cfg = write_benchmark(tmp_path, [str(TINY_YAML)], models=[
+        {"name": "acme/broken", "label": "broken", "factory": "tests.toy_retrievers:no_such_factory"}])
+    r = runner.invoke(app, ["run", "-c", str(cfg)])
+    assert r.exit_code == 2, r.output
+    assert "failed: broken on TinyKBRetrieval" in r.output and "results (test split)" not in r.output
