@@ -113,8 +113,9 @@ def import_labels(file: Path, cfg: TaskConfig, annotator: str | None = None,
     when = (date or dt.date.today()).isoformat()
     rows, empty = _graded_rows(file, base, annotator or getpass.getuser(), when, cfg.grade_scale)
     if not rows:
-        raise ConfigError(display_path(Path(file)), "no graded rows: fill the 'grade' column (2 = answers it, "
-                                                    "1 = partly, 0 = not relevant) and import again")
+        scale = "; ".join(f"{g} = {meaning}" for g, meaning in cfg.grades.items())
+        raise ConfigError(display_path(Path(file)), f"no graded rows: fill the 'grade' column ({scale}) and import "
+                                                    "again")
     old = {(r["split"], r["query_id"], r["doc_id"]): r for r in (read_labels(labels_path, base) if named else [])}
     added = changed = unchanged = 0
     for r in rows:

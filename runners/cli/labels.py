@@ -88,16 +88,19 @@ def pool(
     offline_default()
     from ..analysis.judged import task_collection
     from ..analysis.pool import build_pool, write_pool
-    from ..config.task_lookup import pick_task
+    from ..config.task_lookup import pick_task, task_config_for
 
     cfg = load_config(config, results)
-    collection = task_collection(pick_task(cfg, task), cfg, llm=False)  # pairs no human graded
+    entry = pick_task(cfg, task)
+    collection = task_collection(entry, cfg, llm=False)  # pairs no human graded
+    scale = "; ".join(f"{g} = {meaning}" for g, meaning in task_config_for(entry, cfg).grades.items())
     p = build_pool(cfg.results_path, collection, _models(cfg, models), depth, split, seed)
     csv_path, jsonl_path = write_pool(p.rows, out)
     console.print(f"{len(p.rows)} unlabelled pairs for {p.n_queries} queries (top-{depth} of {len(p.per_model)} "
                   f"candidates, shuffled with seed {seed}) -> {csv_path}, {jsonl_path}", highlight=False)
-    console.print("fill 'grade' (2 = answers it, 1 = partly, 0 = not relevant; leave empty to skip), then "
-                  f"`private-mteb labels import {csv_path} -t {collection.name}`", highlight=False)
+    console.print(Text(f"fill 'grade' ({scale}; leave empty to skip), then `private-mteb labels import {csv_path} "
+                       f"-t {collection.name}`, or judge in a browser: `private-mteb labels serve -t {collection.name} "
+                       f"--pool {jsonl_path} --rater NAME`"), highlight=False)
 
 
 @app.command("import")
