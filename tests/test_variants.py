@@ -92,8 +92,10 @@ def test_results_of_the_earlier_layout_are_migrated_once_and_not_rerun(tmp_path:
 def test_composed_systems_stay_models_of_their_own(tmp_path: Path) -> None:
     cfg = _run(tmp_path, [{"name": "bm25", "label": "BM25"}, NP],
                experiments=[{"type": "hybrid", "dense": "test/np", "fusion": "rrf", "k": [60]}])
-    names = {json.loads(p.read_text())["name"] for p in (cfg.results_path / "results").rglob("model_meta.json")}
-    assert any(n.startswith("private-mteb/") and "+bm25" in n for n in names), names
+    metas = [json.loads(p.read_text()) for p in (cfg.results_path / "results").rglob("model_meta.json")]
+    hybrid = [m for m in metas if m["name"].startswith("private-mteb/") and "+bm25" in m["name"]]
+    assert len(hybrid) == 1, [m["name"] for m in metas]
+    assert hybrid[0]["adapted_from"] == "test/np" and not hybrid[0].get("experiment_kwargs")  # names its dense part
     assert not list((cfg.results_path / "results").rglob("experiments"))
 
 

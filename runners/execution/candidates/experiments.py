@@ -62,7 +62,9 @@ def clear_shared() -> None:
 
 
 def _meta(encoder: Any, name: str, revision: str) -> Any:
-    return encoder.mteb_model_meta.model_copy(update={"name": name, "revision": revision})
+    """The experiment's mteb meta: the dense model's, renamed, naming the model it is built on (`adapted_from`)."""
+    base = encoder.mteb_model_meta
+    return base.model_copy(update={"name": name, "revision": revision, "adapted_from": base.name})
 
 
 def dense_candidate(cfg: BenchmarkConfig, name: str) -> Candidate:

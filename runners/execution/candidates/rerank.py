@@ -353,7 +353,8 @@ def rerank_candidate(plan: PlannedCandidate, first: Candidate, cfg: BenchmarkCon
 
         cache_id = canonical_hash({**rr_identity, "weights": weights_fingerprint(rr_paths, cfg.cache_path)}, 24)
         loaded = lambda: cached_documents(shared_scorer(cache_id, spec, cfg), spec, cfg)  # noqa: E731 - on first use
-        meta = ModelMeta.create_empty().model_copy(update={"name": plan.name, "revision": first.revision})
+        meta = ModelMeta.create_empty().model_copy(update={"name": plan.name, "revision": first.revision,
+                                                           "adapted_from": first.name})  # names its first stage
         return RerankSearch(first, cfg.results_path, depth, loaded, PairScoreCache(cfg.cache_path, cache_id), meta,
                             expected)
 

@@ -77,7 +77,8 @@ def load(spec: ModelSpec, revision: str, dense: Candidate | None, cache_path: Pa
     if not callable(getattr(retriever, "search", None)):
         raise ConfigError(None, f"model '{spec.name}': factory '{spec.factory}' returned {type(retriever).__name__} "
                                 "without search(queries, top_k)")
-    meta = ModelMeta.create_empty(overwrites={"name": spec.results_name, "revision": revision})
+    meta = ModelMeta.create_empty(overwrites={"name": spec.results_name, "revision": revision,  # names its embedder
+                                              **({"adapted_from": dense.name} if dense is not None else {})})
     return RetrieverSearch(retriever, meta, embedder, results_dir, params=spec.factory_kwargs)
 
 
