@@ -61,7 +61,7 @@ def test_pool_csv_round_trip_is_lossless_and_imports(tmp_path):
 
     cfg = TaskConfig.from_file(_collection(tmp_path))
     coll = load_collection(cfg.source, cfg.base_dir, cfg.name)
-    rows = [{"query_id": q, "doc_id": d, "split": "test", "query": coll.queries[q],
+    rows = [{"task": cfg.name, "query_id": q, "doc_id": d, "split": "test", "query": coll.queries[q],
              "title": coll.corpus[d].get("title", ""), "document": coll.corpus[d]["text"], "grade": ""}
             for q in sorted(coll.queries) for d in sorted(coll.corpus) if d not in coll.qrels["test"][q]]
     csv_path, _ = write_pool(rows, tmp_path / "pool.csv")

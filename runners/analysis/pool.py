@@ -23,7 +23,8 @@ from ..results.store import atomic_write_bytes
 from .errors import AnalysisError
 from .judged import ranked_ids, stored_rankings
 
-COLUMNS = ["query_id", "doc_id", "split", "query", "title", "document", "grade"]
+#: the CSV and the JSONL hold the same rows: the task too (`labels serve --pool` reads it from the JSONL)
+COLUMNS = ["task", "query_id", "doc_id", "split", "query", "title", "document", "grade"]
 
 
 @dataclass
@@ -57,8 +58,9 @@ def build_pool(results_dir: Path, collection: Collection, models: Sequence[str],
     for i in order:
         qid, doc_id = ordered[i]
         doc = collection.corpus[doc_id]
-        rows.append({"task": collection.name, "query_id": qid, "doc_id": doc_id, "split": split, "query": collection.queries[qid],
-                     "title": doc.get("title", ""), "document": doc["text"], "grade": ""})
+        rows.append({"task": collection.name, "query_id": qid, "doc_id": doc_id, "split": split,
+                     "query": collection.queries[qid], "title": doc.get("title", ""), "document": doc["text"],
+                     "grade": ""})
     return Pool(rows, len({q for q, _ in pairs}), per_model)
 
 
