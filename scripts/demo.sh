@@ -21,3 +21,5 @@ LAT=configs/benchmarks/latency-demo.yaml
 .venv/bin/private-mteb stats -c "$LAT" --metric ndcg_at_10 --by source \
   --models "all-MiniLM-L6-v2,BM25,all-MiniLM-L6-v2 +bm25 rrf60,BM25 +rerank MiniLM d20,prod search (run file)"
 .venv/bin/private-mteb report -c "$LAT" -o results/report-cost.html
+# the next step: the same tool on your own files, from any folder
+echo "next: source $PWD/.venv/bin/activate && private-mteb init PATH/TO/YOUR/EXPORT   (README: Your own project, step by step)"
