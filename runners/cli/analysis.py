@@ -109,7 +109,8 @@ def _stats_csv(reports: list[Any], decisions: Optional[list[dict[str, Any]]] = N
                 frames.append(df.assign(kind=kind, task=rep.task, metric=rep.metric, power=rep.power))
     for d in decisions or []:
         frames.append(pd.DataFrame([{"kind": "decision", "task": d["task"], "metric": d["metric"],
-                                     "candidate": d.get("candidate"), "sentence": d["sentence"]}]))
+                                     "candidate": d.get("candidate"), "verdict": d.get("verdict"),
+                                     "sentence": d["sentence"]}]))
     if not frames:
         return ""
     out = pd.concat(frames, ignore_index=True)
