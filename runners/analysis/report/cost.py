@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..cost import any_measured, at_scale, cheapest_not_worse, cost_rows, human_bytes, human_seconds, ms
+from ..cost import any_measured, at_scale, cheapest_not_worse, cost_rows, human_bytes, human_seconds, with_ci
 from ..stats import metric_label
 from .blocks import Block, Figure, Paragraph, Section, Table
 from .svg import figure_svg, new_figure
@@ -82,13 +82,13 @@ def _table(costs: list[dict[str, Any]], ranking: pd.DataFrame, label: str, curve
         if c["p50_ms"] is None:
             rows.append([c["candidate"], mean, c["note"] or "not measured", *["–"] * 9])
             continue
-        rows.append([c["candidate"], mean, ms(c["p50_ms"]), ms(c["p95_ms"]),
+        rows.append([c["candidate"], mean, with_ci(c, "p50"), with_ci(c, "p95"),
                      "–" if c["qps"] is None else f"{c['qps']:.1f}",
                      "–" if c["docs_per_s"] is None else f"{c['docs_per_s']:.1f}", human_bytes(c["bytes_per_doc"]),
                      human_bytes(scaled["index_bytes_10x"]), human_bytes(scaled["index_bytes_100x"]),
                      human_seconds(scaled["encode_seconds_10x"]), human_seconds(scaled["encode_seconds_100x"]),
                      _growth_at(curves, c["model"], 10)])
-    header = ["candidate", label, "p50 ms", "p95 ms", "q/s batched", "docs/s", "bytes/doc",
+    header = ["candidate", label, "p50 ms [95% CI]", "p95 ms [95% CI]", "q/s batched", "docs/s", "bytes/doc",
               "index at 10x (linear)", "index at 100x (linear)", "encoding at 10x (linear)",
               "encoding at 100x (linear)", f"{label} at 10x (growth curve)"]
     return Table(header, rows, caption="Costs measured by `private-mteb latency`; sizes and encoding times at 10x and "
