@@ -37,16 +37,24 @@ def project(tmp_path: Path) -> Path:
     return proj
 
 
-def test_run_and_stats_from_an_unrelated_folder(project: Path, tmp_path: Path) -> None:
+def test_run_and_stats_from_an_unrelated_folder(project: Path, tmp_path: Path, monkeypatch) -> None:
+    """Paths resolve against the benchmark file, not the working folder. In-process with the working folder
+    moved (a subprocess costs ~15 s of imports here); tests/test_newcomer_replay.py (slow) runs the same path
+    as subprocesses from a folder outside the checkout."""
+    from typer.testing import CliRunner
+
+    from runners.cli import app
+
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
     bench = project / "configs" / "benchmarks" / "b.yaml"
-    run = _cli(["run", "-c", str(bench)], elsewhere)
-    assert run.returncode == 0, run.stdout + run.stderr
+    run = CliRunner().invoke(app, ["run", "-c", str(bench)])
+    assert run.exit_code == 0, run.output
     assert (project / "results" / "results").is_dir()  # results_dir resolves against the benchmark file
     assert not (elsewhere / "results").exists()
-    stats = _cli(["stats", "-c", str(bench), "--format", "json", "--resamples", "200"], elsewhere)
-    assert stats.returncode == 0, stats.stderr
+    stats = CliRunner().invoke(app, ["stats", "-c", str(bench), "--format", "json", "--resamples", "200"])
+    assert stats.exit_code == 0, stats.output
     assert "TinyKBRetrieval" in stats.stdout
 
 

@@ -171,6 +171,46 @@ def test_a_damaged_record_is_skipped_with_one_warning(tmp_path):
     assert len(damaged) == 1 and len(again) == 2  # reported once, never fatal
 
 
+_APPEND_AT_GO = """
+import os, sys, time
+from pathlib import Path
+from runners.analysis.history import record_run
+go, ready, history, results, label = map(Path, sys.argv[1:6])
+ready.touch()
+deadline = time.time() + 120
+while not go.exists() and time.time() < deadline:
+    pass  # spin, so both writers start within microseconds of each other
+record_run(history, results, [{"name": "test/np", "label": str(label), "task": "TinyKBRetrieval", "status": "ran"}])
+"""
+
+
+def test_two_processes_recording_at_the_same_moment_append_two_intact_records(tmp_path):
+    """What `run` does after its evaluation (record_run), by two processes released at once into one history:
+    two intact records, no temp file left. The same through two whole `run` processes held inside encoding:
+    test_two_concurrent_runs_append_two_intact_records (slow: each process imports mteb and torch)."""
+    texts = {q: f"question {i}" for i, q in enumerate(QUERIES)}
+    go, history, procs, ready = tmp_path / "go", tmp_path / "history", [], []
+    for name in ("one", "two"):
+        _fake_run(tmp_path / f"results-{name}", scores(0.6), texts, "ds1")
+        ready.append(tmp_path / f"{name}.ready")
+        procs.append(subprocess.Popen([sys.executable, "-c", _APPEND_AT_GO, str(go), str(ready[-1]), str(history),
+                                       str(tmp_path / f"results-{name}"), name], cwd=REPO,
+                                      env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True))
+    deadline = time.time() + 120
+    while not all(f.exists() for f in ready) and time.time() < deadline and all(p.poll() is None for p in procs):
+        time.sleep(0.05)
+    go.touch()
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    read = HistoryStore(history).read()
+    assert read.damaged == [] and sorted(r["candidate"]["label"] for r in read.records) == ["one", "two"]
+    files = [f for f in history.rglob("*") if f.is_file()]
+    assert len(files) == 2 and not [f for f in files if f.name.endswith(".tmp")]
+    assert all(json.loads(gzip.decompress(f.read_bytes()))["queries"] == 10 for f in files)
+
+
+@pytest.mark.slow  # two `run` processes, each importing mteb and torch: 25-135 s on a 2-core machine
 def test_two_concurrent_runs_append_two_intact_records(tmp_path):
     """Two `run` processes (own results folders, one history) held inside encoding at the same moment."""
     hold = tmp_path / "go"
