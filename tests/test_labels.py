@@ -45,13 +45,29 @@ def _fill(csv_path: Path, grades: dict[int, str]) -> Path:
 
 @pytest.fixture
 def ran(tmp_path, tiny_copy):
+    """A run of MiniLM + BM25 on a private copy of the tiny task, for a test that changes the task."""
     cfg = BenchmarkConfig.from_file(write_benchmark(tmp_path, [str(tiny_copy)]))
     first = run_benchmark(cfg, show_progress=False)
     return cfg, tiny_copy, first
 
 
-def test_pool_is_the_unlabelled_union_shuffled_with_texts(ran, tmp_path):
-    cfg, yaml_path, _ = ran
+@pytest.fixture(scope="module")
+def ran_shared(tmp_path_factory):
+    """The same run once for the tests that only read it (pool, refused imports): each would pay a run."""
+    import shutil
+
+    from tests.conftest import REPO, TINY_YAML
+
+    base = tmp_path_factory.mktemp("labels-ran")
+    shutil.copytree(REPO / "tests" / "fixtures" / "kb_tiny", base / "kb_tiny")
+    yaml_path = base / "kb_tiny.yaml"
+    yaml_path.write_text(TINY_YAML.read_text().replace("../fixtures/kb_tiny", "kb_tiny"))
+    cfg = BenchmarkConfig.from_file(write_benchmark(base, [str(yaml_path)]))
+    return cfg, yaml_path, run_benchmark(cfg, show_progress=False)
+
+
+def test_pool_is_the_unlabelled_union_shuffled_with_texts(ran_shared, tmp_path):
+    cfg, yaml_path, _ = ran_shared
     coll = _collection(yaml_path)
     p = build_pool(cfg.results_path, coll, [MINILM, BM25], depth=3, seed=0)
     pairs = [(r["query_id"], r["doc_id"]) for r in p.rows]
@@ -111,8 +127,8 @@ def test_pool_import_round_trip_rescores_from_cache_like_a_fresh_run(ran, tmp_pa
     ({0: "x"}, "filled.csv:2: grade 'x' is not an integer"),
     ({1: "-1"}, "filled.csv:3: grade -1 is negative"),
 ])
-def test_bad_grades_are_one_line_with_file_and_line(ran, tmp_path, grades, message):
-    cfg, yaml_path, _ = ran
+def test_bad_grades_are_one_line_with_file_and_line(ran_shared, tmp_path, grades, message):
+    cfg, yaml_path, _ = ran_shared
     p = build_pool(cfg.results_path, _collection(yaml_path), [BM25], depth=3)
     csv_path, _ = write_pool(p.rows, tmp_path / "pool.csv")
     with pytest.raises(CollectionError) as e:
