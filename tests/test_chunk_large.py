@@ -142,7 +142,7 @@ def test_run_benchmark_chunk_experiment_large_path_scores_identical(tmp_path, ti
     import runners.execution.cache.chunk_blocks as cb
     from runners.config.benchmark import BenchmarkConfig
     from runners.execution.run import candidates_for, run_benchmark
-    from runners.results.store import load_rankings
+    from runners.results.store import load_rankings, task_result_path
 
     calls: list[int] = []
     inner = cb.search_blocks
@@ -166,8 +166,8 @@ def test_run_benchmark_chunk_experiment_large_path_scores_identical(tmp_path, ti
         chunked = [r for r in recs if "chunk" in r.candidate]
         scores = {}
         for rec in chunked:
-            path = next(p for p in results.glob(f"results/*{rec.candidate.split('/')[-1]}*/*/*.json")
-                        if p.name != "model_meta.json")
+            path = task_result_path(results, rec.candidate, "1", rec.task)  # mteb's experiment of synthetic/hash
+            assert path.is_file() and "experiments" in path.parts, path
             scores[rec.candidate] = ([{k: v for k, v in s.items() if k != "evaluation_time"}
                                       for s in json.loads(path.read_text())["scores"]["test"]],
                                      load_rankings(results, rec.candidate, rec.task), rec.encoded, rec.reused)

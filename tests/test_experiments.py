@@ -177,8 +177,8 @@ def test_sweeps_expand_to_named_candidates(tmp_path):
         "fake +bm25 rrf20", "fake +bm25 rrf60", "fake +bm25 w0.3", "fake +bm25 w0.5",
         "fake chunk=128/32", "fake chunk=256/32", "fake hnsw M16 ef16", "fake hnsw M16 ef64", "fake ivf4 p2"]
     assert cands[1].name == "private-mteb/fake+bm25-rrf60"
-    assert cands[5].name == "private-mteb/fake-chunk256-32"
-    assert cands[7].name == "private-mteb/fake-hnsw-M16-ef64"
+    assert cands[5].name == "test/fake@chunk256-32"
+    assert cands[7].name == "test/fake@hnsw-M16-ef64"
     assert {c.revision for c in cands} == {"r1"} and not any(c.cacheable for c in cands)
 
 
@@ -199,7 +199,7 @@ def test_single_chunk_document_scores_equal_unchunked_scores_exactly(tmp_path):
     recs = run(cfg, task)
     res = cfg.results_path
     plain = load_rankings(res, "test/fake", "TinyKB")
-    for name in ("private-mteb/fake-chunk10000-0", "private-mteb/fake-chunk10000c-0"):
+    for name in ("test/fake@chunk10000-0", "test/fake@chunk10000c-0"):
         assert load_rankings(res, name, "TinyKB") == plain  # same docs, bit-identical float scores
         for m in ("ndcg_at_10", "mrr_at_10", "recall_at_100"):
             assert load_per_query(res, name, "TinyKB", m).equals(load_per_query(res, "test/fake", "TinyKB", m))
@@ -288,9 +288,9 @@ def test_flat_index_agrees_with_exact_search_and_gives_the_plain_metrics(tmp_pat
     assert recs["fake flat"].encoded == 0
     res = cfg.results_path
     for m in ("ndcg_at_10", "mrr_at_10", "recall_at_100", "map_at_1000"):
-        assert load_per_query(res, "private-mteb/fake-flat", "TinyKB", m).equals(
+        assert load_per_query(res, "test/fake@flat", "TinyKB", m).equals(
             load_per_query(res, "test/fake", "TinyKB", m)), m
-    rec = load_ann_agreement(res, "private-mteb/fake-flat", "TinyKB")
+    rec = load_ann_agreement(res, "test/fake@flat", "TinyKB")
     assert rec["summary"] == {"index_overlap_at_10": 1.0, "index_overlap_at_100": 1.0}
 
 
@@ -300,9 +300,9 @@ def test_hnsw_with_tiny_ef_reports_overlap_vs_exact_search_not_recall(tmp_path):
                            {"type": "ann", "model": "test/fake", "index": "ivf", "nlist": 32, "nprobe": [1]}])
     run(cfg, task)
     res = cfg.results_path
-    tiny = load_ann_agreement(res, "private-mteb/fake-hnsw-M4-ef1", "TinyKB")
-    big = load_ann_agreement(res, "private-mteb/fake-hnsw-M4-ef256", "TinyKB")
-    ivf = load_ann_agreement(res, "private-mteb/fake-ivf32-p1", "TinyKB")
+    tiny = load_ann_agreement(res, "test/fake@hnsw-M4-ef1", "TinyKB")
+    big = load_ann_agreement(res, "test/fake@hnsw-M4-ef256", "TinyKB")
+    ivf = load_ann_agreement(res, "test/fake@ivf32-p1", "TinyKB")
     for rec in (tiny, big, ivf):
         assert set(rec["summary"]) == {"index_overlap_at_10", "index_overlap_at_100"}
         assert all(0.0 <= v <= 1.0 for v in rec["summary"].values())
@@ -310,7 +310,7 @@ def test_hnsw_with_tiny_ef_reports_overlap_vs_exact_search_not_recall(tmp_path):
         assert len(rec["per_query"]["index_overlap_at_10"]) == 8
     assert tiny["summary"]["index_overlap_at_100"] < big["summary"]["index_overlap_at_100"]
     assert ivf["summary"]["index_overlap_at_100"] < 1.0
-    path = next((res / "private-mteb" / "runs").glob("private-mteb__fake-hnsw-M4-ef1/r1/TinyKB/*/ann_agreement_test.json"))
+    path = next((res / "private-mteb" / "runs").glob("test__fake@hnsw-M4-ef1/r1/TinyKB/*/ann_agreement_test.json"))
     assert path.exists()
 
 
@@ -356,12 +356,12 @@ def test_minilm_on_demo_single_chunk_flat_and_hybrid(tmp_path, monkeypatch):
     recs = run(cfg, task)
     assert all(r.encoded == 0 for r in recs.values() if r.label != "all-MiniLM-L6-v2")
     res, name = cfg.results_path, "sentence-transformers/all-MiniLM-L6-v2"
-    for exp in ("private-mteb/all-MiniLM-L6-v2-chunk100000c-0", "private-mteb/all-MiniLM-L6-v2-flat"):
+    for exp in ("sentence-transformers/all-MiniLM-L6-v2@chunk100000c-0", "sentence-transformers/all-MiniLM-L6-v2@flat"):
         for m in ("ndcg_at_10", "mrr_at_10", "recall_at_100"):
             assert load_per_query(res, exp, task.metadata.name, m).equals(load_per_query(res, name, task.metadata.name, m))
-    assert load_rankings(res, "private-mteb/all-MiniLM-L6-v2-chunk100000c-0", task.metadata.name) == \
+    assert load_rankings(res, "sentence-transformers/all-MiniLM-L6-v2@chunk100000c-0", task.metadata.name) == \
         load_rankings(res, name, task.metadata.name)
-    hnsw = load_ann_agreement(res, "private-mteb/all-MiniLM-L6-v2-hnsw-M16-ef4", task.metadata.name)
+    hnsw = load_ann_agreement(res, "sentence-transformers/all-MiniLM-L6-v2@hnsw-M16-ef4", task.metadata.name)
     assert 0 < hnsw["summary"]["index_overlap_at_10"] <= 1.0
     table = exa.experiment_table(res, cfg)
     assert set(table["candidate"]) >= {"all-MiniLM-L6-v2 +bm25 rrf60", "all-MiniLM-L6-v2 flat"}

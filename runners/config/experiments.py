@@ -2,7 +2,10 @@
 
 Pure data: parsing a config and naming its candidates loads no model library, so analysis
 commands can find an experiment's stored results without importing torch. Each entry sweeps
-one parameter and expands to one candidate per value, named `private-mteb/<model><tag>`:
+one parameter and expands to one candidate per value. A hybrid is a system of its own, named
+`private-mteb/<model>+bm25-<tag>`; a chunking or ANN setting is an experiment of its model, named
+`<model>@chunk<tag>` / `<model>@<index tag>` (runners/results/variants.py turns the tag into mteb's
+experiment_kwargs):
 
   - {type: hybrid, dense: <model>, fusion: rrf, k: [20, 60]}
   - {type: hybrid, dense: <model>, fusion: weighted, alpha: [0.3, 0.5, 0.7]}
@@ -67,8 +70,8 @@ def plan_entry(entry: HybridEntry | ChunkEntry | AnnEntry, base: ModelSpec) -> l
     out: list[PlannedCandidate] = []
 
     def add(tag: str, label: str, strategy: Any, params: dict[str, Any]) -> None:
-        out.append(PlannedCandidate(f"{PREFIX}/{short}{tag}", f"{base_label} {label}", entry.type, base,
-                                    strategy, params))
+        name = f"{PREFIX}/{short}{tag}" if isinstance(entry, HybridEntry) else f"{base.results_name}@{tag}"
+        out.append(PlannedCandidate(name, f"{base_label} {label}", entry.type, base, strategy, params))
 
     if isinstance(entry, HybridEntry):
         for v in entry.values:
@@ -79,12 +82,12 @@ def plan_entry(entry: HybridEntry | ChunkEntry | AnnEntry, base: ModelSpec) -> l
         for ch in entry.chunkers():
             unit = "" if ch.unit == "tokens" else "c"
             label = f"chunk={ch.size}{unit}/{ch.overlap}{unit}" + ("" if ch.title == "every" else " title-first")
-            add(f"-chunk{ch.tag}", label, ch, {"unit": ch.unit, "size": ch.size, "overlap": ch.overlap,
+            add(f"chunk{ch.tag}", label, ch, {"unit": ch.unit, "size": ch.size, "overlap": ch.overlap,
                                                 "title": ch.title})
     elif isinstance(entry, AnnEntry):
         for p in entry.params():
             params = {("index" if k == "kind" else k): v for k, v in dataclasses.asdict(p).items()}
-            add(f"-{p.tag}", p.tag.replace("-", " "), p, params)
+            add(p.tag, p.tag.replace("-", " "), p, params)
     return out
 
 

@@ -42,6 +42,7 @@ from .candidates.candidates import Candidate, candidate_from_spec
 from .cache.embedding_cache import wrap_cache
 from .candidates.experiments import candidates_from_experiments, chunk_level_runs
 from ..results.identity import changed_parts, run_identity
+from ..results.migrate import migrate_search_variants
 from ..results.variants import experiment_meta, migrate_variant_results, variant_of
 from .cache.large_corpus import search_model_for
 from .encoding.progress import EncodeProgress, quiet_foreign_bars, reporting_to
@@ -181,15 +182,20 @@ def _publish(cand: Candidate, task: Any, results_dir: Path, stage: Path, identit
         os.replace(produced, final)
 
 
-def _migrate_variants(results_dir: Path) -> None:
-    """Variant results of the earlier layout become mteb experiments of their base model, once, with one line."""
+def _migrate_variants(results_dir: Path, candidates: list[Candidate]) -> None:
+    """Variant results of the earlier layout become mteb experiments of their base model, once, with one line each."""
     import warnings
 
     with env_faults(results_dir):
         moved = migrate_variant_results(Path(results_dir) / "results")
+        searched = migrate_search_variants(results_dir, [c.name for c in candidates if c.kind in ("chunk", "ann")])
     if moved:
         warnings.warn(f"{results_dir}: moved {len(moved)} variant result folder(s) (@msl, @kw, @onnx, @openvino) to "
                       "mteb's experiments layout: results/<model>/<revision>/experiments/<setting>/", stacklevel=2)
+    if searched:
+        warnings.warn(f"{results_dir}: moved {len(searched)} chunking/ANN result folder(s) (private-mteb/<model>-<tag>) "
+                      "to mteb's experiments of their base model: results/<model>/<revision>/experiments/<setting>/, "
+                      f"now named <model>@<tag> (e.g. {searched[0][0]} -> {searched[0][1]})", stacklevel=2)
 
 
 def candidates_for(cfg: BenchmarkConfig) -> list[Candidate]:
@@ -215,9 +221,9 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
     """
     results_dir = cfg.results_path
     clean_leftovers(results_dir, cfg.cache_path)
-    _migrate_variants(results_dir)
     tasks = tasks if tasks is not None else [load_task(t, cfg) for t in cfg.tasks]
     candidates = candidates if candidates is not None else candidates_for(cfg)
+    _migrate_variants(results_dir, candidates)
     for cand in candidates:  # inputs read against the tasks now (a bad run file: file:line, exit 2), not mid-run
         if cand.check is not None:
             cand.check(tasks)

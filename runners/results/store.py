@@ -2,7 +2,7 @@
 
 Layout under a results folder (`results/` by default):
   results/<org__model>/<revision>/<Task>.json, model_meta.json  -- mteb's ResultCache layout, untouched
-  results/<org__model>/<revision>/experiments/<name>/...          -- a variant (@msl128, @onnx-int8): mteb's experiment
+  results/<org__model>/<revision>/experiments/<name>/...          -- a variant (@msl128, @onnx-int8, @chunk128-32): an experiment
   private-mteb/runs/<org__model>/<revision>/<Task>/<dataset_revision>/per_query_<split>.json
   private-mteb/runs/.../rankings_<split>.json.gz                 -- top-k per query (doc ids + scores)
   private-mteb/runs/.../identity.json                             -- run fingerprint + digests of the files it vouches for
@@ -36,7 +36,7 @@ from custom_tasks.errors import CollectionError
 from custom_tasks.path_names import control_char, name_problem
 
 from .locks import FileLock
-from .variants import EXPERIMENTS, experiment_name, variant_of
+from .variants import EXPERIMENTS, experiment_name, legacy_name, variant_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -135,11 +135,12 @@ def result_folder(results_dir: Path, model_name: str, revision: str) -> Path:
 
 def task_result_path(results_dir: Path, model_name: str, revision: str, task_name: str, legacy: bool = True) -> Path:
     """mteb's TaskResult JSON of (model, revision, task). `legacy`: a variant stored before the experiments layout
-    (`results/<org__model@tag>/...`, not yet migrated) is read where it is (writers pass False)."""
+    (`results/<org__model@tag>/...`, a chunking/ANN one under `private-mteb__<model>-<tag>/`, not yet migrated) is
+    read where it is (writers pass False)."""
     task_file = f"{path_part(task_name, 'task name')}.json"
     path = result_folder(results_dir, model_name, revision) / task_file
     if legacy and not path.exists() and variant_of(model_name) is not None:
-        old = model_folder(Path(results_dir) / "results", model_name, revision) / task_file
+        old = model_folder(Path(results_dir) / "results", legacy_name(model_name), revision) / task_file
         if old.exists():
             return old
     return path
@@ -147,7 +148,7 @@ def task_result_path(results_dir: Path, model_name: str, revision: str, task_nam
 
 def result_revisions(results_dir: Path, model_name: str) -> list[str]:
     """The revisions with a results folder of this model (for a variant: of its base model, either layout)."""
-    roots = [Path(results_dir) / "results" / model_dir_name(model_name)]
+    roots = [Path(results_dir) / "results" / model_dir_name(legacy_name(model_name))]
     if (variant := variant_of(model_name)) is not None:
         roots.insert(0, Path(results_dir) / "results" / model_dir_name(variant[0]))
     return sorted({p.name for root in roots if root.is_dir() for p in root.iterdir() if p.is_dir()})
@@ -348,9 +349,9 @@ def find_run(results_dir: Path, model_name: str, task_name: str, revision: str |
         result = task_result_path(results_dir, model_name, rev, task_name)
         ds_rev = existing_dataset_revision(result)
         if ds_rev:
-            folder = run_dir(results_dir, model_name, rev, task_name, ds_rev)
-            if folder.is_dir():
-                return folder
+            for name in dict.fromkeys((model_name, legacy_name(model_name))):  # a chunk/ANN run not yet migrated
+                if (folder := run_dir(results_dir, name, rev, task_name, ds_rev)).is_dir():
+                    return folder
     return None
 
 

@@ -8,12 +8,16 @@ model here is what its results-name tags say (runners/config/model_spec.py write
 * `@msl<N>`: max_seq_length N  -> {"max_seq_length": N};
 * `@kw<hash8>`: model_kwargs    -> {"model_kwargs": "<hash8>"} (the hash of the kwargs, as in the name);
 * `@onnx`, `@onnx-int8`, `@openvino`, `@openvino-bf16`, `@openvino-int8`: the encode backend
-  -> {"backend": ..., "precision": ...}.
+  -> {"backend": ..., "precision": ...};
+* `@chunk128-32` (`@chunk800c-100`, `-t1`: title on the first chunk only): documents scored as their best chunk
+  -> {"chunking": "tokens", "chunk_size": 128, "overlap": 32, "aggregate": "max"};
+* `@hnsw-M16-ef64` (`-efc<N>`), `@ivf64-p8`, `@flat`: an ANN index -> {"ann": "hnsw", "M": 16, "ef_search": 64}.
 
 Composed systems (hybrid, rerank, run files, retrievers) have names of their own and stay plain models. The
 results name with its tags stays the key of private-mteb's own sidecars (runs/, candidates.json, history): only the
 mteb-format files move. Folders written before (`results/<org__model@onnx-int8>/<revision>/`) are still read, and
-`migrate_variant_results` moves them once.
+`migrate_variant_results` moves them once. Chunking and ANN variants were named `private-mteb/<model><-tag>`
+before (`legacy_name`; results/migrate.py moves those, with their sidecars).
 """
 
 from __future__ import annotations
@@ -27,7 +31,33 @@ from typing import Any
 #: (tests/test_variants.py checks the two agree)
 BACKEND_TAGS = {"onnx": ("onnx", "fp32"), "onnx-int8": ("onnx", "int8"), "openvino": ("openvino", "fp32"),
                 "openvino-bf16": ("openvino", "bf16"), "openvino-int8": ("openvino", "int8")}
+_CHUNK = re.compile(r"chunk(\d+)(c?)-(\d+)(-t1)?")  # runners/search/chunking.py Chunker.tag, after "chunk"
+_HNSW = re.compile(r"hnsw-M(\d+)(?:-efc(\d+))?-ef(\d+)")  # runners/search/params.py IndexParams.tag
+_IVF = re.compile(r"ivf(\d+)-p(\d+)")
 EXPERIMENTS = "experiments"  # mteb's folder name (mteb.cache.result_cache._EXPERIMENTS_FOLDER_NAME)
+
+
+def search_kwargs(tag: str) -> dict[str, Any] | None:
+    """experiment_kwargs of a chunking or ANN tag (`chunk128-32`, `hnsw-M16-ef64`, `ivf64-p8`, `flat`), else None."""
+    if m := _CHUNK.fullmatch(tag):
+        kw: dict[str, Any] = {"chunking": "chars" if m[2] else "tokens", "chunk_size": int(m[1]),
+                              "overlap": int(m[3]), "aggregate": "max"}
+        return {**kw, "title": "first"} if m[4] else kw
+    if m := _HNSW.fullmatch(tag):
+        efc = {"ef_construction": int(m[2])} if m[2] else {}
+        return {"ann": "hnsw", "M": int(m[1]), **efc, "ef_search": int(m[3])}
+    if m := _IVF.fullmatch(tag):
+        return {"ann": "ivf", "nlist": int(m[1]), "nprobe": int(m[2])}
+    return {"ann": "flat"} if tag == "flat" else None
+
+
+def legacy_name(model_name: str) -> str:
+    """The results name a variant had before the experiments layout: a chunking/ANN variant
+    `org/model[@msl..]@chunk128-32` was `private-mteb/model[@msl..]-chunk128-32`; any other name is unchanged."""
+    head, _, last = model_name.rpartition("@")
+    if not head or search_kwargs(last) is None or variant_of(model_name) is None:
+        return model_name
+    return f"private-mteb/{head.split('/')[-1]}-{last}"
 
 
 def variant_of(model_name: str) -> tuple[str, dict[str, Any]] | None:
@@ -44,6 +74,8 @@ def variant_of(model_name: str) -> tuple[str, dict[str, Any]] | None:
             kwargs["model_kwargs"] = m[1]
         elif tag in BACKEND_TAGS:
             kwargs["backend"], kwargs["precision"] = BACKEND_TAGS[tag]
+        elif (search := search_kwargs(tag)) is not None:
+            kwargs.update(search)
         else:
             return None
     return base, kwargs

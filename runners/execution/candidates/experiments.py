@@ -28,6 +28,7 @@ from .candidates import Candidate, candidate_from_spec
 from ..cache.chunk_blocks import LargeChunkedSearch
 from ..cache.embedding_cache import CachedEncoder, wrap_cache
 from ...results.identity import weights_fingerprint
+from ...results.variants import variant_of
 from ..cache.large_corpus import LARGE_CORPUS_DOCS, dense_search
 from ..cache.prefill import block_vectors
 from .rerank import rerank_candidate
@@ -62,9 +63,11 @@ def clear_shared() -> None:
 
 
 def _meta(encoder: Any, name: str, revision: str) -> Any:
-    """The experiment's mteb meta: the dense model's, renamed, naming the model it is built on (`adapted_from`)."""
+    """The experiment's mteb meta: the dense model's, renamed; a hybrid names the model it is built on
+    (`adapted_from`), a chunking/ANN variant is an experiment of it (run.py writes its experiment_kwargs)."""
     base = encoder.mteb_model_meta
-    return base.model_copy(update={"name": name, "revision": revision, "adapted_from": base.name})
+    return base.model_copy(update={"name": name, "revision": revision,
+                                   "adapted_from": None if variant_of(name) else base.name})
 
 
 def dense_candidate(cfg: BenchmarkConfig, name: str) -> Candidate:
