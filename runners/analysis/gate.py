@@ -187,9 +187,11 @@ def _resolve(target: str, results_dir: Path, option: str) -> tuple[Path, str | N
 
 
 def _baseline_runs(base_dir: Path, base_key: str | None, tasks: list[str] | None,
-                   only: Container[str] | None = None) -> list[tuple[str, str]]:
+                   only: Container[str] | None = None,
+                   swapped: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """(task, model) of everything the baseline has (of `tasks`, when given; of the config's candidates
-    `only`, when given): all of it is checked."""
+    `only`, when given, and the baseline models a candidate of `swapped` (label -> current name) replaced
+    under the same label): all of it is checked."""
     out = []
     for task in tasks or sorted(_tasks_with_runs(base_dir)):
         models = result_models(base_dir, task)
@@ -197,7 +199,7 @@ def _baseline_runs(base_dir: Path, base_key: str | None, tasks: list[str] | None
             found = find_model(base_dir, base_key, models)
             models = [found] if found else []
         elif only is not None:
-            models = [m for m in models if m in only]
+            models = [m for m in models if m in only or _replaced(m, label_of(base_dir, m), models, swapped)]
         if not models and tasks:
             whose = f" of model '{base_key}'" if base_key else ""
             raise AnalysisError(f"--task: the baseline has no results{whose} for task '{task}' in {base_dir}")
@@ -206,6 +208,13 @@ def _baseline_runs(base_dir: Path, base_key: str | None, tasks: list[str] | None
         whose = f" of model '{base_key}'" if base_key else " of the config's candidates" if only is not None else ""
         raise AnalysisError(f"--baseline: no per-query results{whose} in {base_dir}: nothing to check ({RUN_HINT})")
     return out
+
+
+def _replaced(model: str, label: str, models: list[str], swapped: Mapping[str, str] | None) -> bool:
+    """Whether a baseline model is a config candidate's predecessor: its label now names another results name
+    (`swapped`: label -> current name) that the baseline does not have itself."""
+    current = (swapped or {}).get(label)
+    return current is not None and current != model and current not in models
 
 
 @read_once()  # each task's collection read once, not once per compared model
@@ -234,10 +243,18 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
     if base_dir.resolve() == cand_dir.resolve() and base_model is None and cand_model is None:
         raise AnalysisError("--baseline and --candidate are the same results folder: name a model or another folder")
     base_key = base_model or cand_model
+    # the config's candidates by label: one swapped under its label (another model, another setting) is
+    # checked against what the label named in the baseline, never the old one's results left in the folder
+    swapped = {} if only is None else {label_of(cand_dir, n): n for n in all_models(cand_dir) if n in only}
     pairs, missing = [], []
-    for task, b in _baseline_runs(base_dir, base_key, tasks, only):
+    for task, b in _baseline_runs(base_dir, base_key, tasks, only, swapped):
         if cand_model is not None:
-            c = find_model(cand_dir, cand_model, result_models(cand_dir, task))
+            names = result_models(cand_dir, task)
+            c = (find_model(cand_dir, cand_model, [n for n in names if n in only]) if only is not None else None) \
+                or find_model(cand_dir, cand_model, names)
+        elif only is not None and b not in only:
+            c = swapped[label_of(base_dir, b)]
+            c = c if find_run(cand_dir, c, task) is not None else None
         else:
             c = b if find_run(cand_dir, b, task) is not None else None
         if c is None:

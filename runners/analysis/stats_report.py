@@ -86,6 +86,17 @@ def stats_report(results_dir: Path, task_name: str, metric: str = "ndcg_at_10", 
     (read from `task_source`, the task's name or YAML path, default `task_name`)."""
     selected = select_tags(task_source or task_name, tags, strict_tags, task_name)
     per_query, data_note = paired_query_scores(results_dir, task_name, metric, split, models)
+    return report_from_scores(task_name, metric, per_query, n_resamples, seed, confidence, method, selected,
+                              data_note)
+
+
+def report_from_scores(task_name: str, metric: str, per_query: dict[str, dict[str, float]],
+                       n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
+                       method: str = "percentile",
+                       selected: tuple[list[str], dict[str, dict[str, str]]] | None = None,
+                       data_note: str = "") -> StatsReport:
+    """The StatsReport of per-query scores (label -> {query id: score}, in the set's order), wherever they were
+    read from: stored results (`stats_report`) or history records (analysis/best.py), so both give one verdict."""
     label = stats.metric_label(metric)
     intervals: list[dict[str, Any]] = []
     pairs: list[dict[str, Any]] = []

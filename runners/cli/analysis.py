@@ -248,11 +248,16 @@ def check_cmd(
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
     only = None
-    if config is not None:  # the config's candidates (models and experiments), as every command compares
+    scope = config
+    if scope is None and results is None and (candidate is None or not Path(candidate).is_dir()):
+        from ..config.discovery import optional_config  # the candidate is the project config's results folder
+
+        scope = optional_config(None)
+    if scope is not None:  # the config's candidates (models and experiments), as every command compares
         from ..analysis.candidate_set import config_names
         from ..config.benchmark import BenchmarkConfig
 
-        only = config_names(BenchmarkConfig.from_file(config))
+        only = config_names(BenchmarkConfig.from_file(scope))
     results = results_dir_of(config, results)
     if baseline.startswith("history:"):  # the run history's latest / accepted record (private-mteb history)
         from .history import history_check
@@ -264,12 +269,14 @@ def check_cmd(
                               tasks=task, metric=metric, max_drop=max_drop, alpha=alpha, n_resamples=resamples,
                               seed=seed, allow_missing=allow_missing, allow_changed_data=allow_changed_data,
                               only=only)
+    best = _check_best(config, results, candidate, [t for t, *_ in run], metric)
     if fmt == "json":
         from dataclasses import asdict
 
         from .common import print_json
 
-        print_json({"outcomes": [{"task": t, "baseline": b, "candidate": c, **asdict(r)} for t, b, c, r in run],
+        print_json({"best": [{"task": t, "sentence": s} for t, s in best.items()],
+                    "outcomes": [{"task": t, "baseline": b, "candidate": c, **asdict(r)} for t, b, c, r in run],
                     "skipped": list(run.skipped), "passed": run.passed, "judged": list(run.judged),
                     "data": [{"task": t, **p.to_dict(), "corpus": ch.to_dict() if ch else None}
                              for (t, *_), p, ch in zip(run, run.pairings, run.corpora or [None] * len(run))]})
@@ -285,8 +292,27 @@ def check_cmd(
     for task_name, base, cand, res in run:
         colour = "green" if res.passed else "red"
         console.print(f"{task_name}: {base} -> {cand}: {res.reason}", style=colour)
+    for task_name, sentence in best.items():  # the verdict `stats` prints, on the candidate side
+        console.print(f"{task_name}: {sentence}", highlight=False, markup=False, soft_wrap=True)
     if not run.passed:
         raise typer.Exit(EXIT_REGRESSION)
+
+
+def _check_best(config: Optional[Path], results: Path, candidate: Optional[str], tasks: list[str],
+                metric: str) -> dict[str, str]:
+    """task -> `stats`' best sentence of the config's candidates on the candidate's results (the new run), so
+    the gate names the same best candidate as stats, history and the report; {} without a project config."""
+    from ..analysis.best import config_best
+    from ..config.benchmark import BenchmarkConfig
+    from ..config.discovery import optional_config
+
+    found = optional_config(config)
+    if found is None:
+        return {}
+    cfg = BenchmarkConfig.from_file(found)
+    folder = Path(candidate) if candidate is not None and Path(candidate).is_dir() else results
+    said = {t: config_best(cfg, t, metric, folder) for t in dict.fromkeys(tasks)}
+    return {t: s for t, s in said.items() if s}
 
 
 @friendly_errors

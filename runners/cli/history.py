@@ -171,10 +171,14 @@ def history_cmd(
     records = in_scope(cfg, records)  # the config's candidates and tasks: a shared history folder holds others
     timelines = build_timelines(records, since=_since(since), models=model, tasks=task,
                                 accepted=_accepted(cfg, records), n_resamples=resamples, seed=seed)
+    from ..analysis.best import history_best
+
+    best = history_best(cfg, records, [t.task for t in timelines])  # stats' verdict on the latest records
     if fmt == "json":
         from .common import print_json
 
         print_json({"timelines": [t.to_dict() for t in timelines], "damaged": damaged,
+                    "best": [{"task": t, "sentence": s} for t, s in best.items()],
                     "source": from_mlflow or str(cfg.history_path)})
         return
     if fmt == "csv":  # RFC 4180 like every CSV of the project: CRLF records, line breaks in a cell quoted
@@ -193,6 +197,8 @@ def history_cmd(
         return
     for line in format_timelines(timelines):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
+    for task_name, sentence in best.items():
+        console.print(f"{task_name}, latest records: {sentence}", highlight=False, markup=False, soft_wrap=True)
 
 
 @app.command("accept")

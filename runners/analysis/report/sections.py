@@ -101,13 +101,13 @@ def summary(all_numbers: list[TaskNumbers], config: str = "the config") -> Secti
         best, n = r.iloc[0], len(r)
         among = f"among the {n} candidate{'s' * (n != 1)} of {config} with results"
         head = (f"{tn.td.name} ({int(best.n_queries)} queries, {label}): {among}, the best is {best.candidate} "
-                f"at {text.ci(best['mean'], best.ci_low, best.ci_high, 3)}")
+                f"at {text.ci(best['mean'], best.ci_low, best.ci_high)}")  # stats' best sentence: format_score
         if len(r) < 2:
             sec.blocks.append(Paragraph(text.sentence(head + "; it is the only candidate with results"), "verdict"))
         else:
             second = r.iloc[1]
             p = numbers.pair_row(tn.pairs, best.candidate, second.candidate)
-            diff = text.signed_ci(p["diff"], p["diff_ci_low"], p["diff_ci_high"])
+            diff = text.signed_ci(p["diff"], p["diff_ci_low"], p["diff_ci_high"], 4)  # as stats' best sentence
             holm = f", Holm over all {len(tn.pairs)} pairs" if len(tn.pairs) > 1 else ""
             if p["significant"]:
                 verdict = (f"; it is detectably better than the runner-up {second.candidate} by {diff} "
