@@ -97,3 +97,34 @@ def test_inspect_and_labels_judged_default_to_the_configs_candidates(tmp_path):
     assert {r["candidate"] for r in judged["tasks"][0]["rows"]} == {"One", "BM25", plan.label}
     narrowed = runner.invoke(app, ["labels", "judged", "-c", str(path), "--models", "One"])
     assert narrowed.exit_code == 0 and "compared: 1 of the 3 candidates of bench.yaml (--models)" in narrowed.output
+
+
+def test_check_follows_a_candidate_changed_under_its_label(tmp_path):
+    """MiniLM-like `acme/one` set to max_seq_length: 4 is filed as acme/one@msl4 under the same label; the old
+    setting's (unchanged) results stay in the folder. check -c compares the label's baseline with the config's
+    current candidate and fails on its drop; before, it compared the stale results (PASS, all tied) or, by
+    config names, skipped the changed candidate. Its best line is stats' best sentence."""
+    import re
+    import shutil
+
+    path = tmp_path / "bench.yaml"
+    results = tmp_path / "results"
+    path.write_text(yaml.safe_dump({
+        "name": "t", "tasks": [str(TINY_YAML)], "results_dir": str(results), "stats": {"resamples": 500},
+        "models": [{"name": "acme/one", "label": "One", "max_seq_length": 4}, {"name": "bm25", "label": "BM25"}]}))
+    write_model(results, "acme/one", TINY, scores(0.9, 1, spread=0.05), "One")
+    write_model(results, "mteb/baseline-bm25s", TINY, scores(0.5, 2), "BM25")
+    base = tmp_path / "base"
+    shutil.copytree(results, base)
+    write_model(results, "acme/one@msl4", TINY, scores(0.3, 1, spread=0.05), "One")
+    out = runner.invoke(app, ["check", "--baseline", str(base), "-c", str(path), "--resamples", "500"],
+                        terminal_width=400)
+    assert out.exit_code == 1, out.output
+    text = " ".join(out.output.split())
+    bound = re.search(r"One -> One: FAIL: nDCG@10 dropped by \S+ \(> allowed 0\.010\), at least (\S+) \(95% one-sided", text)
+    assert bound and float(bound.group(1)) > 0, text
+    assert "BM25 -> BM25: PASS" in text, text
+    stats = runner.invoke(app, ["stats", "-c", str(path), "-m", "ndcg_at_10"], terminal_width=400)
+    best = next(line for line in stats.output.splitlines() if line.startswith("best:"))[len("best: "):].strip()
+    assert f"{TINY}: {best}" in text, (best, text)
+    assert best.startswith("best by nDCG@10 among the 2 candidates of bench.yaml: BM25 at"), best
