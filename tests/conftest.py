@@ -12,6 +12,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if os.environ.get("PYTEST_XDIST_WORKER"):  # scripts/test.sh -n: a worker starts with COLUMNS=80 LINES=24 set,
+    for _name in ("COLUMNS", "LINES"):  # which rich takes as the width of output that is no terminal
+        os.environ.pop(_name, None)
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
