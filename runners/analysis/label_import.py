@@ -101,6 +101,17 @@ def add_labels_file_key(yaml_path: Path, rel: str) -> None:
     atomic_write_bytes(yaml_path, "".join(lines).encode("utf-8"))
 
 
+def write_labels(cfg: TaskConfig, labels_path: Path, rows: dict, named: bool) -> Collection:
+    """Write the labels file atomically (rows sorted by key), name it in the task YAML when it was not named yet,
+    and return the collection as it now loads: its content hash is the new data revision that `run` re-scores."""
+    body = "".join(json.dumps(rows[k], ensure_ascii=False) + "\n" for k in sorted(rows))
+    atomic_write_bytes(labels_path, body.encode("utf-8"))
+    if not named:
+        add_labels_file_key(cfg.path, labels_path.name)
+    new_cfg = TaskConfig.from_file(cfg.path)
+    return load_collection(new_cfg.source, new_cfg.base_dir, new_cfg.name)
+
+
 def import_labels(file: Path, cfg: TaskConfig, annotator: str | None = None,
                   date: dt.date | None = None) -> ImportResult:
     """Validate a filled pool file and merge it into the task's labels file (pointing the YAML at it)."""
@@ -129,11 +140,6 @@ def import_labels(file: Path, cfg: TaskConfig, annotator: str | None = None,
             unchanged += 1
             continue  # keep the first judgment's provenance
         old[key] = r
-    body = "".join(json.dumps(old[k], ensure_ascii=False) + "\n" for k in sorted(old))
-    atomic_write_bytes(labels_path, body.encode("utf-8"))
-    if not named:
-        add_labels_file_key(cfg.path, labels_path.name)
-    new_cfg = TaskConfig.from_file(cfg.path)
-    after = load_collection(new_cfg.source, new_cfg.base_dir, new_cfg.name)
+    after = write_labels(cfg, labels_path, old, named)
     return ImportResult(labels_path, not named, added, changed, unchanged, empty, current.content_hash(),
                         after.content_hash())

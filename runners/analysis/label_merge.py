@@ -9,7 +9,6 @@ other pairs (e.g. a `labels import`) are kept. The collection then has a new con
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,9 +18,8 @@ from custom_tasks.readers._io import display_path, resolve
 from custom_tasks.readers.extra_labels import read_labels
 from custom_tasks.sources import load_collection
 
-from ..results.store import atomic_write_bytes
 from .errors import AnalysisError
-from .label_import import add_labels_file_key, default_labels_path
+from .label_import import default_labels_path, write_labels
 from .ratings import ADJUDICATION, Merged, merge_all, read_all, read_rater_file
 
 
@@ -78,11 +76,6 @@ def merge_into_labels(cfg: TaskConfig, folder: Path) -> MergeResult:
     for key in merged.pending:  # a disagreement not yet adjudicated is not scored with a guessed grade
         if old.get(key, {}).get("source") == "judged":
             del old[key]
-    body = "".join(json.dumps(old[k], ensure_ascii=False) + "\n" for k in sorted(old))
-    atomic_write_bytes(labels_path, body.encode("utf-8"))
-    if not named:
-        add_labels_file_key(cfg.path, labels_path.name)
-    new_cfg = TaskConfig.from_file(cfg.path)
-    after = load_collection(new_cfg.source, new_cfg.base_dir, new_cfg.name)
+    after = write_labels(cfg, labels_path, old, named)
     return MergeResult(labels_path, len(merged.grades), len(merged.pending), changed, current.content_hash(),
                        after.content_hash(), warnings)
