@@ -1,0 +1,69 @@
+"""custom_tasks/normalize.py: one normaliser that knows the writing system (issue 35)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+from custom_tasks.normalize import LETTER_PAIRS, normalize_text, variant_counts
+
+CEDILLA = "Şcoala de fetiţe îşi ţine porţile deschise"  # what a pre-2007 keyboard types
+COMMA = "Școala de fetițe își ține porțile deschise"  # the standard's comma below
+
+
+def test_romanian_cedilla_and_comma_below_are_one_text() -> None:
+    assert CEDILLA != COMMA
+    assert normalize_text(CEDILLA) == normalize_text(COMMA) == "școala de fetițe își ține porțile deschise"
+    # upper case of both forms, and decomposed input (s + combining cedilla / comma below)
+    assert normalize_text("ŞŢ") == normalize_text("ȘȚ") == normalize_text("s\u0327t\u0327") == \
+        normalize_text("S\u0326T\u0326") == "șț"
+
+
+def test_snowball_romanian_agrees_on_the_form_kept() -> None:
+    """The form kept (comma below) is the one PyStemmer's Romanian stemmer outputs for either input."""
+    Stemmer = pytest.importorskip("Stemmer")
+    stem = Stemmer.Stemmer("romanian").stemWord
+    assert stem("fetiţele") == stem("fetițele") == stem(normalize_text("fetiţele"))
+    assert "ț" in stem("fetiţele")
+
+
+def test_nfkc_and_case_folding() -> None:
+    assert normalize_text("ﬁle ＡＢＣ Straße ΣΊΣΥΦΟΣ") == "file abc strasse σίσυφοσ"
+    assert normalize_text("e\u0301") == normalize_text("\u00e9")
+
+
+def test_turkish_dotted_capital_i_loses_the_stray_dot_but_dotless_i_stays() -> None:
+    assert "İstanbul".casefold() != "istanbul"  # Unicode's folding leaves i + U+0307
+    assert normalize_text("İSTANBUL") == normalize_text("istanbul") == "istanbul"
+    assert normalize_text("sık") != normalize_text("sik")  # two Turkish words: kept apart by default
+    assert normalize_text("sık", fold_accents=True) == normalize_text("sik", fold_accents=True)
+    assert normalize_text("ş") == normalize_text("ș")  # Turkish ş: only re-encoded, same on both sides
+
+
+def test_arabic_persian_letters_apostrophes_and_soft_hyphen() -> None:
+    assert normalize_text("كتابي") == normalize_text("کتابی")
+    assert normalize_text("كتـــاب") == normalize_text("كتاب")
+    assert normalize_text("пам\u02bcять") == normalize_text("пам'ять") == normalize_text("пам\u2019ять")
+    assert normalize_text("infor\u00admation") == "information"
+
+
+def test_accent_folding_is_optional_and_leaves_other_scripts_alone() -> None:
+    assert normalize_text("Fată Ștefan Ωραία ёлка łódź") == "fată ștefan ωραία ёлка łódź"
+    assert normalize_text("Fată Ștefan Ωραία ёлка łódź", fold_accents=True) == "fata stefan ωραια елка lodz"
+    for text in ("हिन्दी", "ภาษาไทย", "שָׁלוֹם"):  # vowel signs and points are letters there, not accents
+        assert normalize_text(text, fold_accents=True) == unicodedata.normalize("NFKC", text)
+
+
+def test_idempotent() -> None:
+    for text in (CEDILLA, COMMA, "İSTANBUL ﬁ Straße", "كتـاب", "Ωραία"):
+        for fold in (False, True):
+            once = normalize_text(text, fold_accents=fold)
+            assert normalize_text(once, fold_accents=fold) == once
+
+
+def test_variant_counts_see_the_written_form() -> None:
+    assert variant_counts(CEDILLA) == {"Ş": 1, "ţ": 3, "ş": 1}
+    assert variant_counts(COMMA) == {"Ș": 1, "ț": 3, "ș": 1}
+    assert variant_counts("s\u0327") == {"ş": 1}
+    assert LETTER_PAIRS["ş"] == LETTER_PAIRS["ș"]
