@@ -7,6 +7,7 @@ definition worked by hand, and the rescored human-only means equal the stored mt
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +61,22 @@ def test_kendall_tau_equals_scipy_with_ties(seed: int) -> None:
     assert (np.isnan(expected) and np.isnan(got)) or abs(got - expected) < 1e-9
 
 
+def _tau_ap_paper(truth: list[str], evaluated: list[str]) -> Fraction:
+    """tau-AP as Yilmaz, Aslam & Robertson (2008, "A new rank correlation coefficient for information retrieval",
+    eq. 3) define it, written here apart from the product, in exact fractions: with the items in the order of the
+    *evaluated* list (the system's), tau_AP = 2/(N-1) * sum_{i=2..N} C(i)/(i-1) - 1, where C(i) is the number of
+    items above rank i of the evaluated list that the actual (true) ranking also places above the item at rank i."""
+    pos = {item: r for r, item in enumerate(truth)}
+    n = len(evaluated)
+    total = sum(Fraction(sum(pos[a] < pos[evaluated[i]] for a in evaluated[:i]), i) for i in range(1, n))
+    return Fraction(2, n - 1) * total - 1
+
+
+def _scores(order: list[str], names: list[str]) -> list[float]:
+    """Scores (higher = better) that rank ``names`` in ``order``."""
+    return [float(len(order) - order.index(x)) for x in names]
+
+
 def test_tau_ap_by_hand() -> None:
     ref = [4.0, 3.0, 2.0, 1.0]  # A > B > C > D
     assert tau_ap(ref, ref) == 1.0 and tau_ap(ref, ref[::-1]) == -1.0
@@ -68,6 +85,33 @@ def test_tau_ap_by_hand() -> None:
     assert abs(tau_ap(ref, top) - 1 / 3) < 1e-12  # 2/3 * (0/1 + 2/2 + 3/3) - 1
     assert abs(tau_ap(ref, bottom) - (2 / 3 * (1 + 1 + 2 / 3) - 1)) < 1e-12
     assert abs(kendall_tau_b(ref, top) - kendall_tau_b(ref, bottom)) < 1e-12
+
+
+def test_tau_ap_orders_by_the_evaluated_ranking() -> None:
+    """Humans rank A > B > C > D > E, the LLM grades rank A > B > E > C > D (one candidate moved up two places).
+    Ordered by the evaluated (LLM) list: C(2..5) = 1/1, 2/2, 2/3, 3/4, so tau-AP = 1/2 * (1 + 1 + 2/3 + 3/4) - 1 =
+    17/24 = 0.7083; ordering by the human list instead gives 1/2 * (1 + 1 + 1 + 2/4) - 1 = 0.75, the old answer."""
+    names = list("ABCDE")
+    truth, evaluated = list("ABCDE"), list("ABECD")
+    assert _tau_ap_paper(truth, evaluated) == Fraction(17, 24)
+    got = tau_ap(_scores(truth, names), _scores(evaluated, names))
+    assert round(got, 4) == 0.7083 and abs(got - 17 / 24) < 1e-12
+    # the paper's point, on five items: the same Kendall's tau, a swap at the top costs more than one at the bottom
+    top, bottom = list("BACDE"), list("ABCED")
+    assert _tau_ap_paper(truth, top) == Fraction(1, 2) and _tau_ap_paper(truth, bottom) == Fraction(7, 8)
+    assert tau_ap(_scores(truth, names), _scores(top, names)) == pytest.approx(0.5, abs=1e-12)
+    assert tau_ap(_scores(truth, names), _scores(bottom, names)) == pytest.approx(0.875, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_tau_ap_equals_the_papers_definition(seed: int) -> None:
+    """Random permutations of 3..9 candidates: the product's tau-AP equals the definition above (not symmetric)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 10))
+    names = [f"c{i}" for i in range(n)]
+    truth, evaluated = list(rng.permutation(names)), list(rng.permutation(names))
+    got = tau_ap(_scores(truth, names), _scores(evaluated, names))
+    assert abs(got - float(_tau_ap_paper(truth, evaluated))) < 1e-12
 
 
 def _report(kw: tuple[float, float, float], ceiling: float | None, tau: float, flips: list[str]) -> JudgeAgreementReport:

@@ -56,20 +56,23 @@ def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 def tau_ap(reference: Sequence[float], other: Sequence[float]) -> float:
-    """tau-AP of ``other``'s ranking against ``reference``'s (higher score = better; ties broken by position).
+    """tau-AP of ``other``'s ranking (the one evaluated: here the candidates under LLM grades) against
+    ``reference``'s (the truth: under human grades). Higher score = better; ties broken by position.
 
-    tau_AP = 2/(n-1) * sum_{i=2..n} C(i)/(i-1) - 1, items ordered by ``reference``, C(i) = how many of the items
-    above item i there are also above it in ``other``. 1 for the same order, -1 for the reverse."""
+    Yilmaz, Aslam & Robertson (2008): tau_AP = 2/(n-1) * sum_{i=2..n} C(i)/(i-1) - 1, the items ordered by the
+    *evaluated* ranking, C(i) = how many of the items above rank i of that ranking the reference also places above
+    the item at rank i. 1 for the same order, -1 for the reverse. Not symmetric: an error at the top of the
+    evaluated ranking costs more, which is why the roles matter."""
     ref, oth = np.asarray(reference, float), np.asarray(other, float)
     n = len(ref)
     if n < 2:
         return float("nan")
-    order = sorted(range(n), key=lambda k: (-ref[k], k))
-    rank_other = {k: r for r, k in enumerate(sorted(range(n), key=lambda k: (-oth[k], k)))}
+    order = sorted(range(n), key=lambda k: (-oth[k], k))  # the evaluated ranking, top first
+    rank_ref = {k: r for r, k in enumerate(sorted(range(n), key=lambda k: (-ref[k], k)))}
     total = 0.0
     for i in range(1, n):
         above = order[:i]
-        total += sum(rank_other[a] < rank_other[order[i]] for a in above) / i
+        total += sum(rank_ref[a] < rank_ref[order[i]] for a in above) / i
     return 2.0 * total / (n - 1) - 1.0
 
 
