@@ -1,21 +1,23 @@
 """Text normalisation and near-duplicate search for `tasks lint` (custom_tasks/lint.py).
 
-Two texts that differ only in case, punctuation, markup or spacing are the same text to a reader and, nearly, to a
-model, so duplicates are compared on a normalised form: NFKC, case-folded, tags dropped, the words (``\\w+``) joined
-by one space. Near-duplicates are found with MinHash LSH (datasketch) as the blocking step, then every candidate
-pair is confirmed with its exact shingle Jaccard, so a reported pair is never a MinHash estimate and a threshold
-means what it says.
+Two texts that differ only in case, punctuation, markup, spacing or the encoding of a letter are the same text to a
+reader and, nearly, to a model, so duplicates and leaks are compared on a normalised form: tags removed where they are
+tags (custom_tasks/markup.py: "< 500 ... > 200" is text, "<p>" is not), then ``normalize_text``
+(custom_tasks/normalize.py: NFKC, case folding, one form per variant letter such as Romanian ş/ș), the words
+(``\\w+``) joined by one space. Near-duplicates are found with MinHash LSH (datasketch) as the blocking step, then
+every candidate pair is confirmed with its exact shingle Jaccard, so a reported pair is never a MinHash estimate and
+a threshold means what it says.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 
-#: markup tags (HTML/XML) carry no words a reader sees
-_TAG = re.compile(r"<[^>\n]{0,200}>")
+from .markup import strip_markup
+from .normalize import normalize_text
+
 _WORD = re.compile(r"\w+")
 
 #: MinHash permutations: 128 gives LSH a recall close to 1 at thresholds >= 0.5 (datasketch's default tuning)
@@ -25,12 +27,13 @@ _BLOCK_MARGIN = 0.15
 
 
 def words(text: str) -> list[str]:
-    """The normalised words of a text (NFKC, case-folded, markup tags dropped)."""
-    return _WORD.findall(_TAG.sub(" ", unicodedata.normalize("NFKC", text)).casefold())
+    """The normalised words of a text: markup removed where it is markup, then ``normalize_text``."""
+    return _WORD.findall(normalize_text(strip_markup(text)))
 
 
 def text_hash(tokens: Sequence[str]) -> str:
-    """Hash of the normalised text: equal for texts that differ only in case, punctuation, markup, spacing."""
+    """Hash of the normalised text: equal for texts that differ only in case, punctuation, markup, spacing or the
+    encoding of a letter."""
     return hashlib.sha256(" ".join(tokens).encode("utf-8")).hexdigest()
 
 

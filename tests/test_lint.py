@@ -159,7 +159,7 @@ def test_truncation_counts_in_the_models_own_tokens(planted: Path, tmp_path: Pat
     # tokens are their words + [CLS] + [SEP]; both are relevant
     full = _truncation(report)["truncation[MiniLM]"]
     assert (full["max_seq_length"], full["documents_over"], full["relevant_over"]) == (256, 2, 2)
-    assert [(d["document"], d["tokens"]) for d in full["longest"]] == [("d010", 402), ("d011", 302)]
+    assert [(d["document"], d["tokens"]) for d in full["documents"]] == [("d010", 402), ("d011", 302)]
     c = _collection(planted)
     relevant = {d for labels in c.qrels["test"].values() for d, g in labels.items() if g > 0}
     assert full["relevant"] == len(relevant) and full["relevant_share"] == round(2 / len(relevant), 6)
@@ -167,7 +167,11 @@ def test_truncation_counts_in_the_models_own_tokens(planted: Path, tmp_path: Pat
     # a config's max_seq_length 64: every document over 62 words, counted independently here
     short = _truncation(_lint_json(planted, tmp_path, [{"name": MINILM, "label": "M64", "max_seq_length": 64}]))
     over = [d for d, doc in c.corpus.items() if len(doc["text"].split()) + 2 > 64 and d != EMPTY]
-    assert short["truncation[M64]"]["documents_over"] == len(over)
+    assert short["truncation[M64]"]["documents_over"] == len(over) > 5
+    # --format json lists every cut document (issue 36: it listed the five longest), longest first
+    listed = short["truncation[M64]"]["documents"]
+    assert sorted(d["document"] for d in listed) == sorted(over)
+    assert [d["tokens"] for d in listed] == sorted((d["tokens"] for d in listed), reverse=True)
     assert short["truncation[M64]"]["share"] == round(len(over) / len(c.corpus), 6)
 
 

@@ -100,7 +100,7 @@ def truncation_finding(collection: Collection, label: str, limit: int, lengths: 
                    "an answer past the limit is invisible to this model",
                    [{"model": label, "max_seq_length": limit, "documents_over": len(over), "share": round(share, 6),
                      "relevant_over": len(rel_over), "relevant": len(relevant), "relevant_share": round(rel_share, 6),
-                     "longest": [{"document": d, "tokens": lengths[d]} for d in over[:EXAMPLES]]}])
+                     "documents": [{"document": d, "tokens": lengths[d]} for d in over]}])
 
 
 def truncation_findings(collection: Collection, bench: BenchmarkConfig) -> tuple[list[Finding], dict[str, str]]:
