@@ -15,6 +15,7 @@ from pydantic import (AnyUrl, BaseModel, ConfigDict, Field, PastDate, TypeAdapte
 
 from .config_problems import did_you_mean, messages, problems, raise_problems
 from .errors import ConfigError
+from .languages import check_languages
 from .mteb_names import DEFAULT_K_VALUES, DOMAINS, LICENSES, closest, closest_score_name, retrieval_score_names
 from .path_names import check_name
 from .sources import source_problems
@@ -36,6 +37,8 @@ ANNOTATIONS = {
 #: The default relevance scale (like ir_datasets' ``qrels_defs``): shown wherever a person grades.
 DEFAULT_GRADES: dict[int, str] = {2: "answers the question", 1: "partly answers or gives needed context",
                                   0: "not relevant"}
+#: the languages of a task YAML that names none
+DEFAULT_LANGUAGES: list[str] = ["eng-Latn"]
 #: How several raters' grades of one pair become the grade mteb scores (`private-mteb labels merge`).
 MERGE_RULES = ("median", "majority", "adjudicated")
 
@@ -52,7 +55,8 @@ class TaskConfig(BaseModel):
     name: str  # letters, digits, '_', '.', '-' (checked below): it names result files and folders
     description: str
     source: dict[str, Any]
-    languages: list[str] = ["eng-Latn"]
+    #: ISO 639-3 + script codes (custom_tasks/languages.py): mteb's BM25 picks its stemmer and stop words from them
+    languages: list[str] = Field(default_factory=lambda: list(DEFAULT_LANGUAGES))
     domains: list[str] = []
     splits: list[str] = ["test"]
     #: cut-offs of every @k metric; None: mteb's default (1, 3, 5, 10, 20, 100, 1000). Before main_score,
@@ -73,6 +77,11 @@ class TaskConfig(BaseModel):
     merge: Literal["median", "majority", "adjudicated"] = "median"
     # filled in by the loader, not by users
     path: Path | None = Field(default=None, exclude=True)
+
+    @field_validator("languages")
+    @classmethod
+    def _languages(cls, v: list[str]) -> list[str]:
+        return check_languages(v)  # mteb's codes only: BM25 reads its stemmer and stop words from them
 
     @field_validator("prompts")
     @classmethod
@@ -197,10 +206,13 @@ class TaskConfig(BaseModel):
         """Short hash of the settings that change a score without changing the data.
 
         The dataset revision (the collection's content hash) says the data is the same; it does not see
-        ``splits``, ``main_score``, ``k_values``, ``prompts`` or ``ignore_identical_ids``, each of which changes
-        what mteb reports for the same data. A stored result may be reused only when this matches too.
-        Order-free settings are sorted, so reordering YAML lists or keys does not change the hash; naming
-        mteb's default k-values explicitly does not either. Metadata (description, license, ...) is left out.
+        ``splits``, ``main_score``, ``k_values``, ``prompts``, ``ignore_identical_ids`` or ``languages`` (mteb's
+        BM25 takes its stemmer and stop words from them), each of which changes what mteb reports for the same
+        data. A stored result may be reused only when this matches too. Order-free settings are sorted, so
+        reordering YAML lists or keys does not change the hash; naming mteb's default k-values explicitly does not
+        either. ``languages`` keeps its order (the first language may choose an analyzer) and is hashed only when
+        it is not the default ``[eng-Latn]``, so results stored before it counted keep their fingerprint.
+        Metadata (description, license, ...) is left out.
         """
         settings = {
             "v": 1,
@@ -210,6 +222,8 @@ class TaskConfig(BaseModel):
             "prompts": dict(sorted((self.prompts or {}).items())),
             "ignore_identical_ids": self.ignore_identical_ids,
         }
+        if self.languages != DEFAULT_LANGUAGES:  # results stored with the default before this counted stay valid
+            settings["languages"] = list(self.languages)
         if self.grades != DEFAULT_GRADES:  # what a grade means is part of the data (results made before re-run)
             settings["grades"] = {str(k): v for k, v in sorted(self.grades.items())}
         canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
