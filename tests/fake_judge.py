@@ -2,7 +2,9 @@
 
 It reads the query and the passage back out of the prompt (the `Query: ... / Passage: ...` lines of the UMBRELA
 prompt) and answers `##final score: N` by a rule. Behaviours a test can inject per pair: malformed answers, HTTP
-429s, slow answers, and garbage (not chat-completions JSON). It counts requests and the most in flight at once.
+429s, slow answers, garbage (not chat-completions JSON), and `faults`: per attempt, a body cut short of its
+Content-Length, a connection dropped mid-body, an HTML page, JSON without `choices`, or a connection closed before
+any answer. It counts requests and the most in flight at once.
 
 Not a model: the README's agreement demo uses it, labelled as a stand-in for the user's own server
 (`python tests/fake_judge.py --port 8099` serves the word-overlap rule below).
@@ -14,6 +16,7 @@ import argparse
 import hashlib
 import json
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 _PAIR = re.compile(r"Query: (.*?)\nPassage: (.*?)\n\nSplit this problem", re.DOTALL)
 _WORD = re.compile(r"\w+")
+_CUT = "X-Fake-Cut"  # internal: how the handler breaks this answer off
 
 Rule = Callable[[str, str], int]
 Count = Callable[[str, str], int]
@@ -49,6 +53,12 @@ class FakeJudge:
     slow_s: Callable[[str, str], float] = lambda q, p: 0.0  # delay of this pair's first answer
     delay_s: float = 0.0  # every answer waits this long (to see concurrency)
     garbage: bool = False  # answer HTML instead of JSON
+    malformed_text: str = "The passage seems relevant, I would say 2."  # what a malformed answer says
+    #: this pair's faults, one per attempt before the normal answers: "cut" (a 200 whose body stops half-way
+    #: short of its Content-Length, connection closed), "drop" (no Content-Length, half the body, connection
+    #: closed), "html" (a 200 HTML page), "nochoices" (200 JSON without `choices`), "reset" (closed, no answer),
+    #: "malformed" (an out-of-format answer)
+    faults: Callable[[str, str], tuple[str, ...]] = lambda q, p: ()
     redirect_to: str | None = None  # answer 302 to this URL
     gets: int = 0  # GET requests (a followed redirect arrives as one)
     requests: int = 0
@@ -75,20 +85,35 @@ class FakeJudge:
             if self.garbage:
                 return 200, b"<html>It works!</html>", {"Content-Type": "text/html"}
             time.sleep(self.delay_s + (self.slow_s(query, passage) if n == 0 else 0.0))
+            faults = self.faults(query, passage)
+            if n < len(faults):
+                return self._fault(faults[n], body)
+            n -= len(faults)
             limited = self.rate_limited(query, passage)
             if n < limited:
                 return 429, b'{"error": "rate limited"}', {"Retry-After": "0"}
             if n - limited < self.malformed(query, passage):
-                content = "The passage seems relevant, I would say 2."
-            else:
-                content = f"##final score: {self.rule(query, passage)}"
-            doc = {"id": "fake", "object": "chat.completion", "model": body.get("model"),
-                   "choices": [{"index": 0, "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": content}}]}
-            return 200, json.dumps(doc).encode(), {"Content-Type": "application/json"}
+                return self._chat(body, self.malformed_text)
+            return self._chat(body, f"##final score: {self.rule(query, passage)}")
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+    @staticmethod
+    def _chat(body: dict, content: str) -> tuple[int, bytes, dict[str, str]]:
+        doc = {"id": "fake", "object": "chat.completion", "model": body.get("model"),
+               "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}]}
+        return 200, json.dumps(doc).encode(), {"Content-Type": "application/json"}
+
+    def _fault(self, kind: str, body: dict) -> tuple[int, bytes, dict[str, str]]:
+        if kind == "malformed":
+            return self._chat(body, self.malformed_text)
+        if kind == "html":
+            return 200, b"<html>It works!</html>", {"Content-Type": "text/html"}
+        if kind == "nochoices":
+            return 200, b'{"object": "chat.completion", "result": "2"}', {"Content-Type": "application/json"}
+        _, data, headers = self._chat(body, "##final score: 2")
+        return 200, data, {**headers, _CUT: kind}  # "cut", "drop", "reset": done by the handler
 
     def start(self, port: int = 0) -> tuple[ThreadingHTTPServer, str]:
         """Serve on 127.0.0.1 (default: a free port) in a daemon thread; returns the server and its /v1 URL."""
@@ -102,15 +127,28 @@ class FakeJudge:
                     status, data, headers = 404, b'{"error": "not found"}', {}
                 else:
                     status, data, headers = judge.answer(body)
+                cut = headers.pop(_CUT, None)
                 try:
+                    if cut == "reset":
+                        self._close()
+                        return
                     self.send_response(status)
                     for k, v in headers.items():
                         self.send_header(k, v)
-                    self.send_header("Content-Length", str(len(data)))
+                    if cut != "drop":
+                        self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
-                    self.wfile.write(data)
+                    self.wfile.write(data[:len(data) // 2] if cut else data)
+                    if cut:
+                        self._close()
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client timed out and left
+
+            def _close(self) -> None:
+                """Close the connection now, mid-answer: the client sees what was sent, then the end."""
+                self.close_connection = True
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
                 with judge._lock:

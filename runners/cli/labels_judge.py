@@ -55,6 +55,9 @@ def judge_cmd(
     models: Optional[str] = typer.Option(None, "--models", help="a,b,...: names or labels (default: the config's)"),
     split: str = typer.Option("test", "--split"),
     fmt: str = typer.Option("text", "--format", help="text|json"),
+    show_refused: int = typer.Option(0, "--show-refused", min=0, metavar="N",
+                                     help="print the first N answers that brought no grade (out of format, not "
+                                          "chat-completions JSON), escaped; shown only, never stored"),
 ) -> None:
     """Grade pooled (query, document) pairs with the config's LLM judge; grades kept apart from human ones."""
     offline_default()
@@ -94,8 +97,13 @@ def judge_cmd(
     with Progress(TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), console=out, transient=True, disable=not out.is_terminal) as progress:
         bar = progress.add_task("judging", total=None)
-        report = judge_pairs(pairs, collection, cfg, task_cfg,
-                             on_progress=lambda done, total: progress.update(bar, completed=done, total=total))
+        refused: list[dict[str, Any]] = []
+        try:
+            report = judge_pairs(pairs, collection, cfg, task_cfg, keep_refused=show_refused, refused=refused,
+                                 on_progress=lambda done, total: progress.update(bar, completed=done, total=total))
+        finally:  # also when the command stops on the first pair: what the judge said is why
+            if not quiet:
+                _print_refused(refused, show_refused)
     if quiet:
         print_json({"task": collection.name, **report.as_dict()})
         return
@@ -105,12 +113,27 @@ def judge_cmd(
                        f"cache; {report.requests} request(s), at most {report.max_in_flight} at once; retried: "
                        f"{fails} -> {display_path(report.path)} (source {report.source}, judge {report.judge})"),
                   soft_wrap=True)
+    if report.unrateable and not show_refused:
+        console.print(Text(f"see what the judge answered for those: `private-mteb labels judge -c {config} "
+                           "--show-refused 3`"), soft_wrap=True)
     if cfg.labels.use_llm:
         console.print(Text(f"labels.use_llm is {cfg.labels.use_llm}: the next `private-mteb run` scores on human + "
                            "these LLM grades (a new data revision)"), soft_wrap=True)
     else:
         console.print(Text("scores still use human grades only (labels.use_llm: false); compare first: "
                            f"`private-mteb labels agreement --judge -c {config}`"), soft_wrap=True)
+
+
+def _print_refused(refused: list[dict[str, Any]], asked: int) -> None:
+    """The refused answers, one line each, quoted as JSON strings (line breaks and quotes escaped) and printed
+    through the console, which shows any control character as an escape: a judge's answer is text nobody vetted."""
+    import json
+
+    if asked and not refused:
+        console.print(Text("no refused answer to show"), soft_wrap=True)
+    for n, r in enumerate(refused, 1):
+        console.print(Text(f"refused answer {n}/{len(refused)} ({r['query_id']} / {r['doc_id']}, {r['kind']}): "
+                               f"{json.dumps(r['answer'], ensure_ascii=False)}"), soft_wrap=True)
 
 
 def _iv(iv: Any, pct: bool = False) -> str:

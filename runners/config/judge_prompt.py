@@ -12,6 +12,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from custom_tasks.config import DEFAULT_GRADES
 from custom_tasks.errors import ConfigError
@@ -88,9 +89,20 @@ def parse_answer(content: object, grades: Mapping[int, str]) -> int | None:
     return grade if grade in grades else None
 
 
+def canonical_endpoint(url: str) -> str:
+    """The chat-completions URL as the identity reads it: scheme and host lower-cased, the default port written out,
+    no trailing slash; so `HTTP://Host:80/v1/` and `http://host/v1` are one server and `:8081` is another."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    host = (parts.hostname or "").lower()
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme.lower()}://{host}:{port}{parts.path.rstrip('/')}"
+
+
 def judge_identity(model: str, template: str, grades: Mapping[int, str], temperature: float,
-                   max_tokens: int) -> str:
-    """What a cached grade is tied to: the model, the prompt (template + scale) and the sampling parameters."""
-    blob = "\x00".join([model, hashlib.sha256(template.encode()).hexdigest(),
+                   max_tokens: int, endpoint: str) -> str:
+    """What a cached grade is tied to: the server that answered (its endpoint: another server answering under the
+    same model name is another judge), the model, the prompt (template + scale) and the sampling parameters."""
+    blob = "\x00".join([canonical_endpoint(endpoint), model, hashlib.sha256(template.encode()).hexdigest(),
                         repr(sorted(grades.items())), repr(float(temperature)), str(max_tokens)])
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]

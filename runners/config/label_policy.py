@@ -16,10 +16,12 @@ from .judge_prompt import judge_identity, load_template, task_grades
 
 
 def current_judge(bench: Any, task_cfg: Any) -> str:
-    """The identity of the benchmark's judge on this task (model, prompt with the task's scale, parameters)."""
+    """The identity of the benchmark's judge on this task (endpoint, model, prompt with the task's scale,
+    parameters)."""
     opts = bench.judge
     template = load_template(opts.prompt, bench.base_dir, bench.path)
-    return judge_identity(opts.model, template, task_grades(task_cfg), opts.temperature, opts.max_tokens)
+    return judge_identity(opts.model, template, task_grades(task_cfg), opts.temperature, opts.max_tokens,
+                          opts.chat_url)
 
 
 def scored_collection(collection: Collection, task_cfg: Any, bench: Any | None) -> tuple[Collection, LabelsUsed]:

@@ -45,6 +45,8 @@ class JudgeReport:
     max_in_flight: int = 0
     failures: dict[str, int] = field(default_factory=dict)
     grades: dict[int, int] = field(default_factory=dict)
+    #: the first refused answers (`--show-refused N`): ids, why, the start of the answer; shown, never stored
+    refused: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
@@ -61,8 +63,12 @@ def _save(path: Path, rows: dict[tuple[str, str, str, str], dict[str, Any]]) -> 
 
 def judge_pairs(pairs: Sequence[tuple[str, str, str]], collection: Collection, bench: BenchmarkConfig,
                 task_cfg: Any, on_progress: Callable[[int, int], None] | None = None,
-                today: dt.date | None = None) -> JudgeReport:
-    """Grade ``pairs`` (split, query id, document id) of ``collection`` with ``bench.judge``."""
+                today: dt.date | None = None, keep_refused: int = 0,
+                refused: list[dict[str, Any]] | None = None) -> JudgeReport:
+    """Grade ``pairs`` (split, query id, document id) of ``collection`` with ``bench.judge``.
+
+    ``keep_refused``: keep the first N answers that brought no grade in ``report.refused``, and in ``refused`` (a
+    list the caller passes) even when the command stops on a broken endpoint, so the user can see what it said."""
     opts = bench.judge
     if opts is None:
         raise ConfigError(bench.path, "no `judge:` in this config: nothing is sent to any model unless a config names "
@@ -71,7 +77,7 @@ def judge_pairs(pairs: Sequence[tuple[str, str, str]], collection: Collection, b
         raise ConfigError(collection.name, "the task has no YAML file to keep its LLM grades next to")
     template = load_template(opts.prompt, bench.base_dir, bench.path)
     grades = task_grades(task_cfg)
-    jid = judge_identity(opts.model, template, grades, opts.temperature, opts.max_tokens)
+    jid = judge_identity(opts.model, template, grades, opts.temperature, opts.max_tokens, opts.chat_url)
     path = llm_labels_path(task_cfg.path)
     rows = {_key(r): r for r in read_llm_labels(path)}
     cache = {(r["judge"], r["query_hash"], r["doc_hash"]): r["grade"] for r in rows.values()
@@ -114,10 +120,17 @@ def judge_pairs(pairs: Sequence[tuple[str, str, str]], collection: Collection, b
             if on_progress is not None:
                 on_progress(done[0], len(todo))
 
-    client = ChatJudge(opts, grades, bench.path)
+    # a judge that has graded pairs before can answer in the format: a pair it still cannot grade is that pair's
+    # problem, so a re-run of the unrateable ones asks every one of them instead of stopping at the first
+    proven = any(r.get("grade") is not None for r in rows.values() if r["judge"] == jid)
+    client = ChatJudge(opts, grades, bench.path, keep_refused=keep_refused)
     try:
-        client.grade_all([p for _, p in todo], finished)
+        client.grade_all([p for _, p in todo], finished, check_format=not proven)
     finally:
+        report.refused = [{"query_id": todo[r.index][0]["query_id"], "doc_id": todo[r.index][0]["doc_id"],
+                           "kind": r.kind, "answer": r.answer} for r in client.stats.refused]
+        if refused is not None:
+            refused[:] = report.refused
         if done[0] or reused:  # nothing answered (a broken endpoint): the file is left as it was
             _save(path, rows)
         report.requests = client.stats.requests

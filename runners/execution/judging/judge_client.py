@@ -1,15 +1,25 @@
 """A bounded, retrying client for an OpenAI-compatible chat-completions endpoint (the LLM judge).
 
 urllib from the standard library (no proxy, no redirect: the request goes to the configured endpoint and nowhere
-else; an answer over 1 MiB is not read), a thread pool of `max_concurrency` workers. A malformed answer, a timeout, a 429 or a 5xx is asked again with
+else; an answer over 1 MiB is not read), a thread pool of `max_concurrency` workers.
+
+One retry policy for every answer that did not bring a grade: a transport failure (timeout, a connection refused,
+reset or dropped mid-body, a body shorter than its Content-Length), a 408/429/5xx, a body that is not JSON, JSON
+without `choices[0].message.content`, and text that is not `##final score: N` on the scale are all asked again with
 exponential backoff (a numeric Retry-After is honoured up to 30 s), at most `max_retries` times; then the pair is
-unrateable and counted, never guessed. The first request is made alone: an endpoint that is unreachable, refuses
-the request or does not answer chat-completions JSON stops the command there with one line, before the pool.
-No error body is kept (a server may echo the prompt, i.e. the user's text).
+unrateable and counted, never guessed. Only an answer asking again cannot change is not retried: an HTTP 4xx
+(refused request, wrong path, a redirect).
+
+The first pair is asked alone: an endpoint that is unreachable or refuses the request stops the command there with
+one line, before the pool; so does one whose answers to that pair were, every time, not chat-completions JSON or
+not in the format, unless the judge has graded pairs before (``check_format=False``: a re-run of the pairs left
+unrateable asks every one of them). No error body is kept (a server may echo the prompt, i.e. the user's text);
+the first few refused answers are kept in memory for `labels judge --show-refused`, never stored.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
@@ -29,22 +39,33 @@ from ...config.judge_prompt import parse_answer
 
 #: an API key for servers started with one (vLLM --api-key, llama-server --api-key); never read from a config file
 API_KEY_ENV = "PRIVATE_MTEB_JUDGE_API_KEY"
-_RETRY_STATUS = {429, 500, 502, 503, 504}
+_RETRY_STATUS = {408, 429, 500, 502, 503, 504}
 #: a grade is a few bytes: an answer larger than this is not read into memory
 MAX_ANSWER_BYTES = 1 << 20
 _MAX_WAIT_S = 30.0
+#: a refused answer is kept (for --show-refused) up to this many characters
+REFUSED_CHARS = 300
+#: failure kinds of an answer that came back but was not a chat-completions answer, or not in the format
+NOT_CHAT_JSON = ("not json", "no content")
+MALFORMED = "malformed"
 
 
 class _Retry(Exception):
-    """A failure worth asking again: the kind is what the counts show."""
+    """A failure worth asking again; ``kind`` is what the counts show, ``answer`` the refused text (if any), and
+    ``stop`` the message that ends the command when it happens on the first request (unreachable)."""
 
-    def __init__(self, kind: str, wait: float | None = None) -> None:
+    def __init__(self, kind: str, wait: float | None = None, answer: str | None = None,
+                 stop: str | None = None) -> None:
         super().__init__(kind)
-        self.kind, self.wait = kind, wait
+        self.kind, self.wait, self.answer, self.stop = kind, wait, answer, stop
 
 
 class _Fatal(Exception):
-    """A failure asking again cannot fix (unreachable, refused, not chat-completions JSON)."""
+    """A failure asking again cannot fix (the server refused the request: an HTTP 4xx or a redirect)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass
@@ -57,19 +78,33 @@ class Outcome:
 
 
 @dataclass
+class Refused:
+    """One answer that brought no grade: which prompt, why, and the start of what came back (never stored)."""
+
+    index: int
+    kind: str
+    answer: str
+
+
+@dataclass
 class ClientStats:
     requests: int = 0
     failures: dict[str, int] = field(default_factory=dict)
     in_flight: int = 0
     max_in_flight: int = 0
+    refused: list[Refused] = field(default_factory=list)
 
 
 class ChatJudge:
-    """Grades prompts through one endpoint; thread-safe counters of requests and failures."""
+    """Grades prompts through one endpoint; thread-safe counters of requests and failures.
+
+    ``keep_refused``: how many refused answers (out-of-format text, a body that is not chat-completions JSON) to
+    keep in ``stats.refused`` for the user to read; 0 keeps none."""
 
     def __init__(self, opts: JudgeOptions, grades: Mapping[int, str], config: Any = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, keep_refused: int = 0) -> None:
         self.opts, self.grades, self.config, self.sleep = opts, dict(grades), config, sleep
+        self.keep_refused = keep_refused
         self.stats = ClientStats()
         self._lock = threading.Lock()
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
@@ -77,14 +112,18 @@ class ChatJudge:
     def _where(self) -> str:
         return f"judge endpoint {self.opts.chat_url}"
 
-    def _post(self, prompt: str) -> Any:
+    def _request(self, prompt: str) -> urllib.request.Request:
         body = json.dumps({"model": self.opts.model, "messages": [{"role": "user", "content": prompt}],
                            "temperature": self.opts.temperature, "max_tokens": self.opts.max_tokens,
                            "stream": False}).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if os.environ.get(API_KEY_ENV):
             headers["Authorization"] = f"Bearer {os.environ[API_KEY_ENV]}"
-        request = urllib.request.Request(self.opts.chat_url, data=body, headers=headers, method="POST")
+        return urllib.request.Request(self.opts.chat_url, data=body, headers=headers, method="POST")
+
+    def _post(self, prompt: str) -> bytes:
+        """The answer's body, whole; every transport failure is a `_Retry` (or `_Fatal` for a 4xx)."""
+        request = self._request(prompt)
         with self._lock:
             self.stats.requests += 1
             self.stats.in_flight += 1
@@ -92,78 +131,110 @@ class ChatJudge:
         try:
             with self._opener.open(request, timeout=self.opts.timeout_s) as resp:
                 raw = resp.read(MAX_ANSWER_BYTES + 1)
+                short = resp.length  # bytes the Content-Length promised and the connection never brought
+            if short and len(raw) <= MAX_ANSWER_BYTES:
+                raise _Retry("connection (cut answer)")
+            return raw
         except urllib.error.HTTPError as e:
             e.close()
             if e.code in _RETRY_STATUS:
                 raise _Retry(f"http {e.code}", _retry_after(e.headers.get("Retry-After"))) from None
-            raise _Fatal(f"answered HTTP {e.code} {e.reason}: check judge.endpoint and judge.model") from None
+            raise _Fatal(f"http {e.code}", f"answered HTTP {e.code} {e.reason}: check judge.endpoint and "
+                                           "judge.model") from None
         except (TimeoutError, socket.timeout):
             raise _Retry("timeout") from None
         except urllib.error.URLError as e:
             if isinstance(e.reason, (TimeoutError, socket.timeout)):
                 raise _Retry("timeout") from None
             why = getattr(e.reason, "strerror", None) or str(e.reason)
-            raise _Fatal(f"is unreachable ({why}): start the server or fix judge.endpoint") from None
-        except (ConnectionError, OSError) as e:
+            raise _Retry(f"connection ({type(e.reason).__name__})",
+                         stop=f"is unreachable ({why}): start the server or fix judge.endpoint") from None
+        except (http.client.HTTPException, OSError) as e:  # reset, dropped mid-body, a broken status line
             raise _Retry(f"connection ({type(e).__name__})") from None
         finally:
             with self._lock:
                 self.stats.in_flight -= 1
+
+    def _ask(self, prompt: str) -> int:
+        """One request: the grade, or a `_Retry` saying why there is none."""
+        raw = self._post(prompt)
         if len(raw) > MAX_ANSWER_BYTES:
             raise _Retry("oversized answer")
+        text = raw.decode("utf-8", errors="replace")
         try:
             doc = json.loads(raw)
-            return doc["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise _Fatal("did not answer chat-completions JSON (choices[0].message.content): is it an "
-                         "OpenAI-compatible server (llama-server, vLLM, Ollama, TGI)?") from None
+        except ValueError:
+            raise _Retry("not json", answer=text) from None
+        try:
+            content = doc["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            content = None
+        if not isinstance(content, str):
+            raise _Retry("no content", answer=text)
+        grade = parse_answer(content, self.grades)
+        if grade is None:
+            raise _Retry(MALFORMED, answer=content)
+        return grade
 
-    def grade(self, prompt: str, first: bool = False) -> Outcome:
-        """Ask until a well-formed grade or the retries are spent. ``first``: a fatal failure stops everything."""
+    def grade(self, prompt: str, first: bool = False, index: int = 0) -> Outcome:
+        """Ask until a well-formed grade or the retries are spent. ``first``: an unreachable endpoint or a refused
+        request stops everything (ConfigError) instead of making the pair unrateable."""
         out = Outcome(None, 0)
         for attempt in range(self.opts.max_retries + 1):
             out.requests += 1
             try:
-                content = self._post(prompt)
+                out.grade = self._ask(prompt)
+                return out
             except _Retry as e:
-                self._count(out, e.kind)
+                if first and e.stop:
+                    raise ConfigError(self.config, f"{self._where()} {e.stop}") from None
+                self._count(out, e.kind, index, e.answer)
                 if attempt < self.opts.max_retries:
                     self.sleep(min(_MAX_WAIT_S, max(e.wait or 0.0, self.opts.backoff_s * 2 ** attempt)))
-                continue
             except _Fatal as e:
                 if first:
                     raise ConfigError(self.config, f"{self._where()} {e}") from None
-                self._count(out, "refused")
+                self._count(out, e.kind, index, None)
                 return out
-            grade = parse_answer(content, self.grades)
-            if grade is not None:
-                out.grade = grade
-                return out
-            self._count(out, "malformed")
-            if attempt < self.opts.max_retries:
-                self.sleep(self.opts.backoff_s * 2 ** attempt)
         return out
 
-    def _count(self, out: Outcome, kind: str) -> None:
+    def _count(self, out: Outcome, kind: str, index: int, answer: str | None) -> None:
         out.failures.append(kind)
         with self._lock:
             self.stats.failures[kind] = self.stats.failures.get(kind, 0) + 1
+            if answer is not None and len(self.stats.refused) < self.keep_refused:
+                self.stats.refused.append(Refused(index, kind, answer[:REFUSED_CHARS]))
 
-    def grade_all(self, prompts: Sequence[str], on_done: Callable[[int, Outcome], None]) -> None:
+    def grade_all(self, prompts: Sequence[str], on_done: Callable[[int, Outcome], None],
+                  check_format: bool = True) -> None:
         """Grade every prompt: the first alone (it decides whether the endpoint works at all), then the rest with
-        at most `max_concurrency` requests in flight. ``on_done(index, outcome)`` is called as each finishes."""
+        at most `max_concurrency` requests in flight. ``on_done(index, outcome)`` is called as each finishes.
+
+        ``check_format``: stop when every answer to the first prompt was not chat-completions JSON, or not in the
+        format (a server or model that cannot do this); False when the judge has graded pairs before, so that a
+        pair it cannot grade is that pair's problem and the others are still asked."""
         if not prompts:
             return
         first = self.grade(prompts[0], first=True)
-        if first.grade is None and not any(k.startswith(("http", "timeout", "connection")) for k in first.failures):
-            raise ConfigError(self.config, f"{self._where()}: the first {first.requests} answer(s) were not "
-                                           "'##final score: N' on the task's scale: check judge.model and "
-                                           "judge.prompt")
+        if check_format and first.grade is None and first.failures:
+            self._check_first(first)
         on_done(0, first)
         with ThreadPoolExecutor(max_workers=self.opts.max_concurrency) as pool:
-            futures = {pool.submit(self.grade, p): i for i, p in enumerate(prompts[1:], 1)}
+            futures = {pool.submit(self.grade, p, False, i): i for i, p in enumerate(prompts[1:], 1)}
             for fut in as_completed(futures):
                 on_done(futures[fut], fut.result())
+
+    def _check_first(self, first: Outcome) -> None:
+        """Stop when the first pair's answers were all of a kind no other pair will fare better with."""
+        see = " (see them: --show-refused 3)" if not self.keep_refused else ""
+        if all(k in NOT_CHAT_JSON for k in first.failures):
+            raise ConfigError(self.config, f"{self._where()} did not answer chat-completions JSON "
+                                           f"(choices[0].message.content) {first.requests} time(s){see}: is it an "
+                                           "OpenAI-compatible server (llama-server, vLLM, Ollama, TGI)?")
+        if all(k in NOT_CHAT_JSON or k == MALFORMED for k in first.failures):
+            raise ConfigError(self.config, f"{self._where()}: the first {first.requests} answer(s) were not "
+                                           f"'##final score: N' on the task's scale{see}: check judge.model and "
+                                           "judge.prompt")
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
