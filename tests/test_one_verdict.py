@@ -154,7 +154,7 @@ def test_one_verdict_on_the_newcomer_scenario(tmp_path):
     said, check = _verdicts(project, "grown")
     out = _ok(check, 1)
     assert len(set(said.values())) == 1, said
-    fails = re.findall(r"(MiniLM(?: \+bm25 w0\.5)?) -> \1: FAIL: nDCG@10 dropped by (\S+) \(> allowed 0\.010\), "
+    fails = re.findall(r"(MiniLM(?: \+bm25 w0\.5)?) -> \1: FAIL: nDCG@10 \S+ → \S+, dropped by (\S+) \(> allowed 0\.010\), "
                        r"at least (\S+) \(95% one-sided bound\)", out)
     assert {who for who, *_ in fails} == {"MiniLM", HYBRID}, out
     for _, drop, bound in fails:

@@ -176,7 +176,7 @@ def test_identical_candidates():
     r = res.iloc[0]
     assert r.p_randomization == 1.0 and r.p_holm == 1.0 and not r.significant
     assert np.isnan(r.p_ttest) and np.isnan(r.cohens_dz)
-    assert r.verdict.startswith("no detectable difference between a and b on nDCG@10")
+    assert r.verdict == "no difference between a and b on nDCG@10: identical on every one of the 50 queries"
 
 
 def test_verdict_format_from_winner_side():
@@ -274,8 +274,9 @@ def test_gate_identical_runs_pass():
     g = regression_check(x, x.copy(), "ndcg_at_10")
     assert isinstance(g, GateResult) and g.passed
     assert g.drop == 0 and g.p_value == 1.0
-    assert g.reason.startswith("PASS: nDCG@10 did not drop (change +0.000")
-    assert g.reason.endswith("queries +0 improved, -0 degraded, 200 tied") and g.tied == 200
+    m = f"{x.mean():.4f}"
+    assert g.reason == f"PASS: nDCG@10 {m} → {m}, did not drop (identical on every one of the 200 queries)"
+    assert g.tied == 200 and "nan" not in g.reason
 
 
 def test_gate_fails_on_clearly_worse():
@@ -286,7 +287,8 @@ def test_gate_fails_on_clearly_worse():
     assert not g.passed
     assert g.drop == pytest.approx(0.075)
     assert g.p_value < 0.001 and g.bound > 0
-    assert g.reason.startswith(f"FAIL: nDCG@10 dropped by 0.075 (> allowed 0.010), at least {g.bound:.3f} "
+    assert g.reason.startswith(f"FAIL: nDCG@10 {x.mean():.4f} → {worse.mean():.4f}, dropped by 0.075 (> allowed "
+                               f"0.010), at least {g.bound:.3f} "
                                "(95% one-sided bound); the drop is significant (p<0.001, one-sided test")
     assert g.reason.endswith("queries +0 improved, -150 degraded, 50 tied")
 

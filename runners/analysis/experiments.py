@@ -145,16 +145,19 @@ def _cost_cell(r: Any) -> str:
 
 def format_experiment_table(df: pd.DataFrame) -> str:
     """Plain-text view: mean [CI], diff vs base [CI] with Holm p, overlap@k vs exact search."""
+    from .stats import format_diff, format_p, format_score
+
     if df.empty:
         return "(no experiment results)"
     lines = []
     for (task, metric), g in df.groupby(["task", "metric"], sort=False):
         lines.append(f"{task} — {metric}")
         for r in g[g.kind != "growth"].itertuples(index=False):
-            cell = f"  {r.candidate:<38} {r.mean:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}]"
-            if isinstance(getattr(r, "base", None), str):
-                cell += (f"  vs {r.base}: {r.diff:+.4f} [{r.diff_ci_low:+.4f}, {r.diff_ci_high:+.4f}]"
-                         f" p_holm={r.p_holm:.3f}{' *' if r.significant else ''}")
+            cell = (f"  {r.candidate:<38} {format_score(r.mean)} [{format_score(r.ci_low)}, "
+                    f"{format_score(r.ci_high)}]")
+            if isinstance(getattr(r, "base", None), str):  # the p-value as every command prints it
+                cell += (f"  vs {r.base}: {format_diff(r.diff, r.diff_ci_low, r.diff_ci_high, 4)}"
+                         f" {format_p(r.p_holm)} Holm{' *' if r.significant else ''}")
             for k in ("index_overlap_at_10", "index_overlap_at_100"):
                 v = getattr(r, k, None)
                 if v is not None and v == v:

@@ -38,7 +38,7 @@ from .pairing import CorpusChange, Pairing, corpus_change, pair_queries
 from .per_query import (RUN_HINT, all_models, find_model, label_of, load_fingerprinted, read_once, result_models,
                         stored_corpus)
 from .resampling import drop_bound
-from .stats import Scores, align_scores, format_p, metric_label
+from .stats import Scores, align_scores, format_number, format_p, format_score, metric_label
 
 __all__ = ["GateResult", "GateRun", "regression_check", "regression_gate"]
 
@@ -61,6 +61,10 @@ class GateResult:
     improved: int = 0  # queries the candidate scores higher than the baseline (as PyTerrier counts them)
     degraded: int = 0  # ... lower
     tied: int = 0  # ... exactly the same
+    #: the two means on the compared queries, as `stats` prints them (format_score): what a reader of a FAIL
+    #: wants beside the change
+    mean_baseline: float = math.nan
+    mean_candidate: float = math.nan
 
 
 #: the question the gate's p-value and bound answer (stats asks another: two-sided, Holm over every pair)
@@ -98,29 +102,37 @@ def regression_check(baseline: Scores, candidate: Scores, metric: str,
     counts = query_counts(improved, degraded, n - improved - degraded)
     label = metric_label(metric)
     b_txt = _bound_text(bound, alpha)
-    least = f"at least {bound:.3f} ({b_txt})" if math.isfinite(bound) else b_txt
+    f3 = format_number  # 3 decimals, never "-0.000"
+    least = f"at least {f3(bound)} ({b_txt})" if math.isfinite(bound) else b_txt
     too_big = drop > max_drop
     significant = p < alpha
+    means = x.mean(axis=0)  # the same alignment and sum as stats' means (stats.mean_score)
+    head = f"{label} {format_score(means[0])} → {format_score(means[1])}"
     if too_big and significant:
         passed = False
-        reason = (f"FAIL: {label} dropped by {drop:.3f} (> allowed {max_drop:.3f}), {least}; the drop is "
+        reason = (f"FAIL: {head}, dropped by {f3(drop)} (> allowed {f3(max_drop)}), {least}; the drop is "
                   f"significant ({format_p(p)}, {QUESTION}); queries {counts}")
     elif too_big:
         passed = True
-        reason = (f"PASS: {label} drop {drop:.3f} exceeds {max_drop:.3f} but is not significant "
+        reason = (f"PASS: {head}, drop {f3(drop)} exceeds {f3(max_drop)} but is not significant "
                   f"({format_p(p)}, {QUESTION}; the drop could be as small as "
-                  + (f"{bound:.3f} ({b_txt})" if math.isfinite(bound) else f"any ({b_txt})")
+                  + (f"{f3(bound)} ({b_txt})" if math.isfinite(bound) else f"any ({b_txt})")
                   + f"): could be noise; queries {counts}")
     elif drop > 0:
         passed = True
-        reason = (f"PASS: {label} drop {drop:.3f} is within the allowed {max_drop:.3f} "
+        reason = (f"PASS: {head}, drop {f3(drop)} is within the allowed {f3(max_drop)} "
                   f"({format_p(p)}, {QUESTION}; {least}); queries {counts}")
+    elif not np.any(d != 0):  # nothing changed on any query: no test to speak of
+        passed = True
+        reason = f"PASS: {head}, did not drop (identical on every one of the {n} queries)"
     else:
         passed = True
-        reason = f"PASS: {label} did not drop (change {0.0 - drop:+.3f}, {format_p(p)}, {QUESTION}); queries {counts}"
+        reason = (f"PASS: {head}, did not drop (change {f3(0.0 - drop, signed=True)}, {format_p(p)}, {QUESTION}); "
+                  f"queries {counts}")
     return GateResult(passed=passed, drop=drop, bound=bound, p_value=float(p), reason=reason, n_queries=int(n),
                       metric=metric, max_drop=float(max_drop), alpha=float(alpha), improved=improved,
-                      degraded=degraded, tied=n - improved - degraded)
+                      degraded=degraded, tied=n - improved - degraded, mean_baseline=float(means[0]),
+                      mean_candidate=float(means[1]))
 
 
 @dataclass(frozen=True)

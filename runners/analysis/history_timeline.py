@@ -20,7 +20,7 @@ import numpy as np
 from .history import fingerprinted, record_changes
 from .pairing import corpus_change, pair_queries
 from .resampling import bootstrap_ci, randomization_test
-from .stats import format_p, format_score, metric_label
+from .stats import format_diff, format_p, format_score, metric_label
 
 
 @dataclass
@@ -64,7 +64,7 @@ class Step:
             return ""
         verdict = ("significant " + ("improvement" if self.diff > 0 else "drop")) if self.significant \
             else "no significant change"
-        return (f"{self.diff:+.4f} [{self.diff_ci[0]:+.4f}, {self.diff_ci[1]:+.4f}] on "
+        return (f"{format_diff(self.diff, self.diff_ci[0], self.diff_ci[1], 4)} on "
                 f"{self.pairing['paired'] if self.pairing else '?'} paired queries, {format_p(self.p_value)}: {verdict}")
 
     def what_changed(self) -> str:

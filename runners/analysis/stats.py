@@ -33,7 +33,7 @@ from .resampling import (CIMethod, bootstrap_ci, bootstrap_counts, ci_from_boot,
 Scores = Mapping[Hashable, float]
 
 __all__ = [
-    "metric_label", "format_p", "Aligned", "align_scores", "ci_columns", "pair_columns", "power_line",
+    "metric_label", "format_p", "format_number", "format_diff", "pair_note", "Aligned", "align_scores", "ci_columns", "pair_columns", "power_line",
     "tag_groups", "tag_subsets",
     "rows_of", "ttest_rel_p", "min_detectable_difference", "power_warning",
     "bootstrap_counts", "sign_flip_matrix", "bootstrap_ci", "randomization_test", "holm", "CIMethod",
@@ -147,10 +147,29 @@ def ci_columns(a: Aligned, n_resamples: int = 10_000, confidence: float = 0.95,
             "std": x.std(axis=0, ddof=1) if n > 1 else np.nan}
 
 
+def format_number(x: float | None, decimals: int = 3, signed: bool = False) -> str:
+    """A figure at `decimals` digits (`signed`: always with its sign), as every verdict prints it: never
+    "-0.000" (a value that rounds to zero is zero, "+0.000" when signed) and never "nan" ("n/a")."""
+    if x is None or math.isnan(x):
+        return "n/a"
+    if math.isinf(x):
+        return "-inf" if x < 0 else "+inf" if signed else "inf"
+    text = f"{x:+.{decimals}f}" if signed else f"{x:.{decimals}f}"
+    if float(text) == 0:  # -0.0001 rounds to "-0.000": the sign of noise below the printed digits
+        text = ("+" if signed else "") + f"{0:.{decimals}f}"
+    return text
+
+
 def format_score(x: float) -> str:
     """A metric's value as every table prints it (`run`, `stats`, `history`...): 4 decimals, from the mean of
     the stored per-query scores (mteb's own JSON keeps 5 rounded decimals, which can round the other way)."""
-    return f"{x:.4f}"
+    return format_number(x, 4)
+
+
+def format_diff(diff: float, lo: float, hi: float, decimals: int = 3) -> str:
+    """A paired difference and its interval: ``+0.012 [+0.003, +0.021]`` (no negative zero)."""
+    return (f"{format_number(diff, decimals, True)} [{format_number(lo, decimals, True)}, "
+            f"{format_number(hi, decimals, True)}]")
 
 
 def mean_score(scores: Scores) -> float:
@@ -160,10 +179,11 @@ def mean_score(scores: Scores) -> float:
         return float(align_scores({"x": scores}).x.mean(axis=0)[0])
 
 
-def format_p(p: float) -> str:
-    """A p-value as verdicts and the gate print it: ``p<0.001``, ``p=0.004``, ``p=0.03``, ``p=nan``."""
-    if np.isnan(p):
-        return "p=nan"
+def format_p(p: float | None) -> str:
+    """THE p-value format of every command (stats, check, experiments, history, the report):
+    ``p<0.001``, ``p=0.004``, ``p=0.03``; ``p=n/a`` when there is none (never "nan")."""
+    if p is None or np.isnan(p):
+        return "p=n/a"
     if p < 0.001:
         return "p<0.001"
     return f"p={p:.3f}" if p < 0.01 else f"p={p:.2f}"
@@ -174,14 +194,33 @@ def _from_winner_side(diff: float, significant: bool) -> bool:
     return bool(significant and diff < 0)
 
 
+def identical_text(a: str, b: str, label: str, n: int) -> str:
+    """What a pair whose scores agree on every query is (no test has anything to test: its t statistic and
+    d_z are 0/0, which printed as "p=nan, d_z=+nan")."""
+    return f"no difference between {a} and {b} on {label}: identical on every one of the {n} queries"
+
+
 def _verdict(a: str, b: str, label: str, diff: float, lo: float, hi: float,
-             p: float, significant: bool) -> str:
+             p: float, significant: bool, identical: bool = False, n: int = 0) -> str:
+    if identical:
+        return identical_text(a, b, label, n)
     if not significant:
         return (f"no detectable difference between {a} and {b} on {label} "
-                f"(diff {diff:+.3f} [{lo:+.3f}, {hi:+.3f}], {format_p(p)} Holm)")
+                f"(diff {format_diff(diff, lo, hi)}, {format_p(p)} Holm)")
     if _from_winner_side(diff, significant):
         a, b, diff, lo, hi = b, a, -diff, -hi, -lo
-    return f"{a} beats {b} on {label} by {diff:+.3f} [{lo:+.3f}, {hi:+.3f}], {format_p(p)} (Holm)"
+    return f"{a} beats {b} on {label} by {format_diff(diff, lo, hi)}, {format_p(p)} (Holm)"
+
+
+def pair_note(row: Mapping[str, Any]) -> str:
+    """The t-test and effect size beside a pair's verdict: ``(t-test p=0.004, d_z=+0.41)``; '' for a pair
+    identical on every query; a constant non-zero difference has no d_z (its SD is 0) and says so."""
+    diff, p_t, dz = row.get("diff"), row.get("p_ttest"), row.get("verdict_dz")
+    if _is_missing(p_t) and _is_missing(dz) and (diff is None or diff == 0):
+        return ""
+    if _is_missing(dz):
+        return f"(t-test {format_p(p_t)}; every query differs by the same amount, so no d_z)"
+    return f"(t-test {format_p(p_t)}, d_z={format_number(dz, 2, True)})"
 
 
 def ttest_rel_p(a: np.ndarray, b: np.ndarray) -> float:
@@ -242,8 +281,9 @@ def pair_columns(a: Aligned, n_resamples: int = 10_000, seed: int = 0, alpha: fl
         "diff_ci_low": low, "diff_ci_high": high, "p_randomization": p_rand, "p_ttest": p_t,
         "p_holm": p_holm, "cohens_dz": dz, "significant": sig,
     }
+    same = ~np.any(d != 0, axis=0)  # identical on every query: nothing to test, said as such
     cols["verdict"] = [_verdict(cols["candidate_a"][p], cols["candidate_b"][p], label, mean_d[p], low[p], high[p],
-                                p_holm[p], sig[p]) for p in range(len(pairs))]
+                                p_holm[p], sig[p], bool(same[p]), n) for p in range(len(pairs))]
     cols["verdict_dz"] = [float(-dz[p]) if _from_winner_side(mean_d[p], sig[p]) else float(dz[p])
                           for p in range(len(pairs))]
     return cols
@@ -294,29 +334,37 @@ def min_detectable_difference(diffs_or_std: float | np.ndarray | Sequence[float]
     return float(q * sd / np.sqrt(n))
 
 
-def power_warning(mdd: float, n: int, metric: str = "score", power: float = 0.8) -> str:
-    """One line for reports: the resolution limit of this test set."""
-    return (f"with {n} queries, differences smaller than {mdd:.3f} {metric_label(metric)} "
+def power_warning(mdd: float, n: int, metric: str = "score", power: float = 0.8, pair: str = "") -> str:
+    """One line for reports: the resolution limit of this test set (for `pair`, when named)."""
+    between = f" between {pair}" if pair else ""
+    return (f"with {n} queries, differences smaller than {format_number(mdd)} {metric_label(metric)}{between} "
             f"cannot be detected reliably ({power:.0%} power)")
 
 
 def power_line(a: Aligned, metric: str = "score", alpha: float = 0.05, power: float = 0.8,
                dist: Literal["t", "z"] = "t") -> tuple[float, str]:
-    """MDD for this test set and its warning line -> ``(mdd, text)``.
+    """MDD for this test set and its warning line -> ``(mdd, text)``, naming the pair it is for.
 
-    With >= 2 candidates the SD is the median SD of all pairwise per-query
-    differences (what the paired tests actually face). With one candidate only
-    its per-query SD is available: a rough proxy for the SD of differences
-    (exact when the two systems' scores correlate at 0.5).
+    With >= 2 candidates: the SD of the per-query differences of the best candidate and the runner-up (by
+    mean, ties in input order: the pair `best_sentence` tests). Why that pair, named: the SD depends on which
+    two are compared, and a figure pooled over every pair changed with the candidate set without saying which
+    comparison it held for. With one candidate only its per-query SD is available: a rough proxy for the SD
+    of differences (exact when two systems' scores correlate at 0.5), said as such.
     """
     x = np.asfortranarray(a.x)
+    n = len(a.ids)
     if x.shape[1] >= 2:
-        i, j = np.triu_indices(x.shape[1], 1)
-        sd = float(np.median((x[:, i] - x[:, j]).std(axis=0, ddof=1)))
+        i, j = (int(k) for k in np.argsort(-x.mean(axis=0), kind="stable")[:2])
+        sd = float((x[:, i] - x[:, j]).std(ddof=1))
+        pair = f"{a.names[i]} and {a.names[j]} (the best and the runner-up)"
+        if sd == 0 and not np.any(x[:, i] != x[:, j]):
+            return 0.0, (f"with {n} queries: {a.names[i]} and {a.names[j]} (the best and the runner-up) score "
+                         "the same on every query; there is no difference between them to detect")
     else:
         sd = float(x[:, 0].std(ddof=1))
-    mdd = min_detectable_difference(sd, len(a.ids), alpha, power, dist)
-    return mdd, power_warning(mdd, len(a.ids), metric, power)
+        pair = f"{a.names[0]} and another candidate (from {a.names[0]}'s own spread: no second candidate)"
+    mdd = min_detectable_difference(sd, n, alpha, power, dist)
+    return mdd, power_warning(mdd, n, metric, power, pair)
 
 
 # --------------------------------------------------------------------------- subsets

@@ -137,9 +137,11 @@ def best_sentence(rep: StatsReport, among: str) -> str:
                  and {p["candidate_a"], p["candidate_b"]} == {best["candidate"], second}), None)
     if pair is None:
         return head
+    if pair["verdict"] == stats.identical_text(pair["candidate_a"], pair["candidate_b"], label, pair["n"]):
+        return f"{head}; the runner-up {second} scores the same on every query: the two are identical on this test set"
     sign = 1.0 if pair["candidate_a"] == best["candidate"] else -1.0
     lo, hi = sorted((sign * pair["diff_ci_low"], sign * pair["diff_ci_high"]))
-    diff = f"{sign * pair['diff']:+.4f} [{lo:+.4f}, {hi:+.4f}], {stats.format_p(pair['p_holm'])} Holm"
+    diff = f"{stats.format_diff(sign * pair['diff'], lo, hi, 4)}, {stats.format_p(pair['p_holm'])} Holm"
     if pair["significant"]:
         return f"{head}; detectably better than the runner-up {second} ({diff})"
     return f"{head}; NOT detectably better than the runner-up {second} ({diff}): the two are tied on this test set"

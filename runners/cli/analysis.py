@@ -33,7 +33,7 @@ def _candidates(cfg: Any, models: Optional[str], tasks: list[str]) -> Any:
 
 
 def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
-    from ..analysis.stats import metric_label
+    from ..analysis.stats import metric_label, pair_note
 
     label = metric_label(rep.metric)
     costs = any("p50_ms" in r for r in rep.interval_rows)  # a latency pass stored figures (analysis/cost.py)
@@ -53,8 +53,7 @@ def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
                                     (f": two-sided test of each pair, Holm-adjusted over {pairs}; diff = first "
                                      "- second [95% CI]", "dim")))
         for r in rows:
-            console.print(Text.assemble(f"  {r['verdict']}  ",
-                                        (f"(t-test p={r['p_ttest']:.3g}, d_z={r['verdict_dz']:+.2f})", "dim")))
+            console.print(Text.assemble(f"  {r['verdict']}  ", (pair_note(r), "dim")))
     console.print(Text.assemble(("power:", "yellow"), f" {rep.power}"))
 
 

@@ -80,10 +80,12 @@ def backends_cmd(
                   f"{repeats} run(s) each, interleaved; load average {load:.1f} on {os.cpu_count()} CPUs", highlight=False)
     console.print(f"{'backend':<15} {'seconds':>8} {'ratio':>6} {'max|cos diff|':>13} {'nDCG@10':>8} "
                   f"{'diff [95% CI]':>28} {'p (Holm)':>9} {'top-10 changed':>15}", highlight=False)
+    from ..analysis.stats import format_diff, format_p
+
     for r in out:
-        ci = f"{r['diff']:+.5f} [{r['diff_ci_low']:+.5f}, {r['diff_ci_high']:+.5f}]"
+        ci = format_diff(r["diff"], r["diff_ci_low"], r["diff_ci_high"], 5)  # the figures every command prints
         console.print(f"{r['backend']:<15} {r['seconds']:>8.1f} {r['speed_ratio']:>5.2f}x {r['max_cos_diff']:>13.2e} "
-                      f"{r['mean']:>8.5f} {ci:>28} {r['p_holm']:>9.3f}{'*' if r['significant'] else ' '} "
+                      f"{r['mean']:>8.5f} {ci:>28} {format_p(r['p_holm']):>9}{'*' if r['significant'] else ' '} "
                       f"{r['top10_changed']:>14.1%}", highlight=False)
 
 

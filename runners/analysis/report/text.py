@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..stats import format_score
+from ..stats import format_diff, format_number, format_p, format_score
 
 
 def missing(v: Any) -> bool:
@@ -16,7 +16,7 @@ def num(v: Any, digits: int = 4) -> str:
     """A score as `run` and `stats` print it (stats.format_score) at the default 4 digits."""
     if missing(v):
         return "—"
-    return format_score(v) if digits == 4 else f"{v:.{digits}f}"
+    return format_score(v) if digits == 4 else format_number(v, digits)
 
 
 def ci(mean: float, lo: float, hi: float, digits: int = 4) -> str:
@@ -24,13 +24,12 @@ def ci(mean: float, lo: float, hi: float, digits: int = 4) -> str:
 
 
 def signed_ci(diff: float, lo: float, hi: float, digits: int = 3) -> str:
-    return f"{diff:+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
+    return format_diff(diff, lo, hi, digits)
 
 
 def p_value(p: Any) -> str:
-    if missing(p):
-        return "p=n/a"
-    return "p<0.001" if p < 0.001 else f"p={p:.3f}" if p < 0.1 else f"p={p:.2f}"
+    """The p-value as every command prints it (stats.format_p: one format for stats, check and the report)."""
+    return format_p(None if missing(p) else float(p))
 
 
 def sentence(text: str) -> str:
