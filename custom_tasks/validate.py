@@ -13,6 +13,7 @@ from typing import Any
 
 from .collection import Collection, CollectionWarning
 from .errors import CollectionError, ProblemLog
+from .letter_forms import FormCounts, location
 from .path_names import char_name
 from .readers._io import Table, as_id, is_missing
 
@@ -33,6 +34,8 @@ WARNING_KINDS: dict[str, str] = {
     "long_document": f"documents over ~{LONG_DOC_TOKENS} tokens (estimate: max(words x 1.3, chars / 4)); "
                      "many embedding models truncate them",
     "duplicate_judgment": "the same (query, document) judged twice in a split with the same grade",
+    "mixed_letter_forms": "the same letters encoded two ways (Romanian ș ț comma below, ş ţ cedilla): a model's "
+                          "tokenizer and BM25 without normalisation see different words",
 }
 
 
@@ -99,6 +102,7 @@ class CollectionBuilder:
         self._labelled_any: set[str] = set()  # queries with labels in any split, including filtered out
         #: every row problem of every file, raised together by ``finish`` (readers skip the bad rows)
         self.log = ProblemLog()
+        self.letter_forms = FormCounts()  # Romanian ș/ş ...: which form each side writes (letter_forms.py)
 
     def wants(self, split: str) -> bool:
         return self.wanted is None or split in self.wanted
@@ -119,6 +123,7 @@ class CollectionBuilder:
             self.warnings.append(warning)
         self._doc_at[doc_id] = (table, loc)
         self.corpus[doc_id] = {"title": title, "text": text}  # type: ignore[index]
+        self.letter_forms.add("documents", f"{title} {text}", lambda: location(table, loc))
 
     def use_stored_corpus(self, corpus: Mapping[str, dict[str, str]], warnings: list[CollectionWarning],
                           doc_warnings: list[CollectionWarning]) -> None:
@@ -128,6 +133,7 @@ class CollectionBuilder:
         would find in its documents, computed while streaming so they are not searched for again.
         """
         self.corpus = corpus
+        self.letter_forms.uncounted.add("documents")
         self.warnings.extend(warnings)
         self._doc_warnings = doc_warnings
 
@@ -139,6 +145,7 @@ class CollectionBuilder:
             raise table.error(loc, f"query {qid!r} has empty text")
         self._query_at[qid] = (table, loc)
         self.queries[qid] = text
+        self.letter_forms.add("questions", text, lambda: location(table, loc))
         if tags:
             self.query_tags[qid] = tags
         return qid
@@ -211,6 +218,7 @@ class CollectionBuilder:
             spans=self.spans, warnings=list(self.warnings),
         )
         c.warnings.extend(collect_warnings(c, labelled_elsewhere=self._labelled_any, doc_warnings=self._doc_warnings))
+        c.warnings.extend(self.letter_forms.warnings())
         return c
 
 
