@@ -44,6 +44,8 @@ def init_cmd(
     warn = ", ".join(f"{k} x{n}" for k, n in c["warnings"].items())
     console.print(Text(f"ok {res.task_name}: {c['documents']} documents; {per_split}" + (f"; warnings: {warn}" if warn else ""),
                        style="green"))
+    for line in res.languages.lines() if res.languages else []:
+        console.print(Text(line))
     from ..config.init_templates import grades_hint
 
     if grades_hint(res.grades) and "grades_map:" not in res.task_yaml.read_text(encoding="utf-8").replace("# grades_map:", ""):

@@ -13,12 +13,15 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from custom_tasks.errors import CollectionError, ConfigError
 from custom_tasks.path_names import name_problem
 
 from .init_detect import UNKNOWN, Detected, detect
+if TYPE_CHECKING:
+    from custom_tasks.language_detect import DetectedLanguages
+
 from .init_templates import (DRAFT_MARK, draft_line, file_stem_from, render_benchmark_yaml, render_task_yaml,
                              task_name_from)
 
@@ -39,10 +42,12 @@ class InitResult:
     columns: dict[str, str]
     counts: dict[str, Any] = field(default_factory=dict)  # documents, queries, labels per split, warnings
     grades: list[int] = field(default_factory=list)  # the grades detection saw (for the grades_map hint)
+    languages: DetectedLanguages | None = None  # what the documents and questions are written in
 
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task_name, "format": self.format, "task_yaml": str(self.task_yaml),
-                "benchmark_yaml": str(self.benchmark_yaml), "columns": self.columns, "counts": self.counts}
+                "benchmark_yaml": str(self.benchmark_yaml), "columns": self.columns, "counts": self.counts,
+                "languages": self.languages.to_dict() if self.languages else None}
 
 
 def _write(path: Path, text: str) -> None:
@@ -115,9 +120,9 @@ def init_project(data_dir: Path, project: Path | None = None, name: str | None =
     tags = det.source.get("tag_columns") or det.source.get("tag_fields") or []
     shown_dir = Path(data_dir).as_posix()
 
-    def write(draft: str | None) -> None:
+    def write(draft: str | None, languages: DetectedLanguages | None = None) -> None:
         _write(task_yaml, render_task_yaml(det, task_name, task_yaml, Path(data_dir).resolve(), task_yaml.parents[2],
-                                           draft))
+                                           draft, languages))
         bench = render_benchmark_yaml(task_yaml.stem, task_name, task_yaml, tags)
         _write(bench_yaml, (draft_line(draft) if draft else "") + bench)
 
@@ -128,20 +133,25 @@ def init_project(data_dir: Path, project: Path | None = None, name: str | None =
                         f"`private-mteb init {shown_dir}` again (it replaces the drafts and keeps your columns:)")
     write("not validated yet")
     try:
-        counts = validate(task_yaml, bench_yaml)
+        counts, languages = validate(task_yaml, bench_yaml)
     except CollectionError as e:
         write("validation failed")
         raise InitDraft(None, f"{e}\nwrote DRAFT {task_yaml} and {bench_yaml} (validation failed): fix the problems "
                         f"above, then run `private-mteb init {shown_dir}` again (it replaces the drafts, keeping "
                         "their columns: and grades_map:)") from None
-    write(None)
-    columns = {k: str(v) for k, v in det.source.get("columns", {}).items()}
-    return InitResult(task_name, det.format, task_yaml, bench_yaml, columns, counts, det.grades)
-
-
-def validate(task_yaml: Path, bench_yaml: Path) -> dict[str, Any]:
-    """Load the written collection and benchmark as `run` would; counts for the summary."""
+    write(None, languages)
     from custom_tasks.config import TaskConfig
+
+    TaskConfig.from_file(task_yaml)  # the detected languages read back as every command reads them
+    columns = {k: str(v) for k, v in det.source.get("columns", {}).items()}
+    return InitResult(task_name, det.format, task_yaml, bench_yaml, columns, counts, det.grades, languages)
+
+
+def validate(task_yaml: Path, bench_yaml: Path) -> tuple[dict[str, Any], DetectedLanguages]:
+    """Load the written collection and benchmark as `run` would; counts for the summary and the languages its
+    documents and questions are written in."""
+    from custom_tasks.config import TaskConfig
+    from custom_tasks.language_detect import detect_languages
     from custom_tasks.sources import load_collection
 
     from .benchmark import BenchmarkConfig
@@ -162,4 +172,4 @@ def validate(task_yaml: Path, bench_yaml: Path) -> dict[str, Any]:
         "labels": {s: sum(len(d) for d in collection.qrels[s].values()) for s in collection.splits},
         "revision": collection.content_hash(),
         "warnings": collection.warning_counts(),
-    }
+    }, detect_languages(collection.corpus, collection.queries)

@@ -10,13 +10,16 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from custom_tasks.yaml_io import loads
 
 from .init_detect import UNKNOWN, Detected
+
+if TYPE_CHECKING:
+    from custom_tasks.language_detect import DetectedLanguages
 
 #: the first line of a YAML that init wrote without a passing validation: the next init replaces such a file
 DRAFT_MARK = "# DRAFT written by `private-mteb init`"
@@ -83,10 +86,24 @@ def grades_hint(grades: list[int]) -> dict[int, int] | None:
     return {g: (2 if i == 0 else 1 if i == 1 else 0) for i, g in enumerate(grades)}
 
 
+def languages_line(found: DetectedLanguages | None) -> str:
+    """The ``languages:`` line: the codes detected from the texts with what was found, or English said to be
+    a placeholder (a draft, or texts without words); never English without saying so."""
+    if found is None:
+        return _line(0, "languages", ["eng-Latn"], "NOT DETECTED YET (draft): the next init reads the texts; "
+                                                   "ISO 639-3 + script, e.g. ron-Latn")
+    if not found.languages:
+        return _line(0, "languages", ["eng-Latn"], "NOT DETECTED: no text to identify; set the language of your "
+                                                   "texts (ISO 639-3 + script, e.g. ron-Latn)")
+    shares = "; ".join(side.line(top=2) for side in (found.documents, found.questions))
+    note = f"detected ({shares}); BM25's stemmer and stop words follow it"
+    return _line(0, "languages", found.languages, note)
+
+
 def render_task_yaml(det: Detected, name: str, yaml_path: Path, data_dir: Path, root: Path | None = None,
-                     draft: str | None = None) -> str:
+                     draft: str | None = None, languages: DetectedLanguages | None = None) -> str:
     """The task YAML text for what detection found (paths relative to ``yaml_path``'s folder); ``draft``: why
-    it is a draft (its first line then says so)."""
+    it is a draft (its first line then says so); ``languages``: what the texts were identified as."""
     here = yaml_path.parent
     out = [draft_line(draft)] if draft else []
     out += [f"# Task config written by `private-mteb init` from {_rel(data_dir, here, root)}.\n",
@@ -117,7 +134,7 @@ def render_task_yaml(det: Detected, name: str, yaml_path: Path, data_dir: Path, 
         flow = "{" + ", ".join(f"{k}: {v}" for k, v in hint.items()) + "}"
         out.append(f"  # your grades are {', '.join(map(str, det.grades))}: if 1 means best, uncomment (README: grades_map)\n"
                    f"  # grades_map: {flow}\n")
-    out += [_line(0, "languages", ["eng-Latn"], "language-script codes of the texts, e.g. deu-Latn"),
+    out += [languages_line(languages),
             _line(0, "splits", det.splits, "the labelled split(s) to evaluate"),
             _line(0, "main_score", "ndcg_at_10", "the headline metric (mteb's retrieval default)"),
             _line(0, "license", "not specified", "an id such as cc-by-4.0, a URL, or 'not specified'"),

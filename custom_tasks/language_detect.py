@@ -1,0 +1,165 @@
+"""Which languages a collection's documents and questions are written in, for `private-mteb init`.
+
+A task's ``languages:`` choose BM25's stemmer and stop words (mteb's BM25 reads them), so `init` must not write
+English for a Romanian collection. Each text is identified by py3langid (a maintained fork of langid.py: a naive
+Bayes model over byte n-grams, 97 languages, shipped inside the package, offline, deterministic, numpy only; see
+the commit that added it for why not lingua or langdetect), the codes are turned into mteb's ISO 639-3 + script
+codes (custom_tasks/languages.py), and the shares are counted over texts: "documents: Romanian 97%, English 3%".
+A language is declared when it holds at least ``MIN_SHARE`` of the documents or of the questions, so one mistaken
+short question never adds a language; the declared list is ordered by the documents' shares (BM25 indexes them).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from .languages import default_scripts, iso1_to_iso3, iso_to_language, is_valid, language_name, with_script
+
+#: a language is declared when it holds at least this share of the documents or of the questions
+MIN_SHARE = 0.10
+#: texts read per side (evenly spread over the collection: a large corpus costs no more than this)
+MAX_TEXTS = 2000
+#: characters of each text read (the model's confidence no longer changes after a few hundred)
+MAX_CHARS = 1000
+#: ISO 639-3's codes for "no linguistic content", "undetermined", "multiple", "uncoded": not a language to declare
+_NOT_LANGUAGES = {"zxx", "und", "mul", "mis"}
+#: scripts Unicode names by the first word of a letter's name, as ISO 15924 codes
+_SCRIPTS = {"LATIN": "Latn", "CYRILLIC": "Cyrl", "GREEK": "Grek", "ARABIC": "Arab", "HEBREW": "Hebr",
+            "ARMENIAN": "Armn", "GEORGIAN": "Geor", "DEVANAGARI": "Deva", "BENGALI": "Beng", "THAI": "Thai"}
+#: scripts a language may be written in either of (Serbian, Uzbek, Kazakh, Azerbaijani, Kurdish ...): the text's
+#: own letters decide between them rather than mteb's default
+_EITHER = {"Latn", "Cyrl", "Arab"}
+
+
+@dataclass
+class LanguageShares:
+    """What the texts of one side (documents or questions) are written in: mteb code -> number of texts."""
+
+    side: str
+    counts: Counter = field(default_factory=Counter)
+    #: texts without letters (ids, numbers): not counted
+    skipped: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def shares(self) -> list[tuple[str, float]]:
+        """(code, share) by share, largest first; ties by code (a stable order)."""
+        total = self.total or 1
+        return sorted(((c, n / total) for c, n in self.counts.items()), key=lambda cs: (-cs[1], cs[0]))
+
+    def line(self, top: int = 3) -> str:
+        """'documents: Romanian 97%, English 3%' (at most ``top`` languages; the rest as 'other')."""
+        if not self.total:
+            return f"{self.side}: no text to identify"
+        shown = self.shares()
+        parts = [f"{language_name(c)} {_percent(s)}" for c, s in shown[:top]]
+        rest = sum(s for _, s in shown[top:])
+        if rest:
+            parts.append(f"other {_percent(rest)}")
+        return f"{self.side}: " + ", ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"texts": self.total, "shares": {c: round(s, 4) for c, s in self.shares()}}
+
+
+def _percent(share: float) -> str:
+    return "<1%" if 0 < share < 0.005 else f"{share:.0%}"
+
+
+@cache
+def _identifier() -> Any:
+    """py3langid's model (loaded once: about a second and a half)."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def _script(text: str) -> str | None:
+    """The ISO 15924 code of most of the text's letters (None without letters)."""
+    found: Counter = Counter()
+    for ch in text:
+        if ch.isalpha():
+            found[unicodedata.name(ch, "?").split(" ")[0]] += 1
+    if not found:
+        return None
+    return _SCRIPTS.get(found.most_common(1)[0][0], "")
+
+
+def mteb_code(label: str, text: str) -> str | None:
+    """py3langid's label (ISO 639-1 or 639-3) of ``text`` as mteb's code (``ro`` -> ``ron-Latn``); None for none."""
+    iso3 = iso1_to_iso3().get(label) or (label if label in iso_to_language() else None)
+    if iso3 is None or iso3 in _NOT_LANGUAGES:
+        return None
+    default, script = default_scripts().get(iso3), _script(text)
+    if default and not (default in _EITHER and script in _EITHER):
+        script = default
+    code = with_script(iso3, script or None)
+    return code if is_valid(code) else None
+
+
+def _spread(texts: Sequence[str], limit: int) -> Iterable[str]:
+    """At most ``limit`` texts, evenly spaced (deterministic, and the whole collection is seen)."""
+    if len(texts) <= limit:
+        return texts
+    step = len(texts) / limit
+    return (texts[int(i * step)] for i in range(limit))
+
+
+def identify(texts: Sequence[str], side: str, limit: int = MAX_TEXTS) -> LanguageShares:
+    """The languages of ``texts`` (one vote per text)."""
+    out = LanguageShares(side)
+    ident = _identifier()
+    for text in _spread(texts, limit):
+        text = text[:MAX_CHARS]
+        if not any(ch.isalpha() for ch in text):
+            out.skipped += 1
+            continue
+        code = mteb_code(ident.classify(text)[0], text)
+        if code is None:
+            out.skipped += 1
+        else:
+            out.counts[code] += 1
+    return out
+
+
+def declared(documents: LanguageShares, questions: LanguageShares, min_share: float = MIN_SHARE) -> list[str]:
+    """The languages to write: those with ``min_share`` of the documents or of the questions, ordered by the
+    documents' shares (then the questions'); [] when nothing could be identified."""
+    doc, qry = dict(documents.shares()), dict(questions.shares())
+    chosen = {c for c, s in (*doc.items(), *qry.items()) if s >= min_share}
+    return sorted(chosen, key=lambda c: (-doc.get(c, 0.0), -qry.get(c, 0.0), c))
+
+
+@dataclass
+class DetectedLanguages:
+    """What init found and writes: the shares of each side and the declared codes."""
+
+    documents: LanguageShares
+    questions: LanguageShares
+    languages: list[str]
+
+    def lines(self) -> list[str]:
+        """'documents: Romanian 97%, English 3% → languages: [ron-Latn]' and the questions' line."""
+        written = f"languages: [{', '.join(self.languages)}]" if self.languages else "languages: not identified"
+        return [f"{self.documents.line()} → {written}", self.questions.line()]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"languages": self.languages, "documents": self.documents.to_dict(),
+                "questions": self.questions.to_dict()}
+
+
+def detect_languages(corpus: Mapping[str, dict[str, str]], queries: Mapping[str, str]) -> DetectedLanguages:
+    """Identify a collection's documents (title and text) and questions and declare the languages; of a large
+    corpus only the ``MAX_TEXTS`` documents read are loaded (a corpus store reads them lazily)."""
+    doc_ids = list(_spread(list(corpus), MAX_TEXTS))
+    docs = identify([" ".join(filter(None, (corpus[d].get("title"), corpus[d].get("text")))) for d in doc_ids],
+                    "documents")
+    qs = identify(list(queries.values()), "questions")
+    return DetectedLanguages(docs, qs, declared(docs, qs))
