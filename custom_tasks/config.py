@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import (AnyUrl, BaseModel, ConfigDict, Field, PastDate, TypeAdapter, ValidationError, ValidationInfo,
                       field_validator)
 
+from .bm25_analyzer import BM25Settings
 from .config_problems import did_you_mean, messages, problems, raise_problems
 from .errors import ConfigError
 from .languages import check_languages
@@ -75,6 +76,9 @@ class TaskConfig(BaseModel):
     grades: dict[int, str] = Field(default_factory=lambda: dict(DEFAULT_GRADES))
     #: several raters' grades of a pair -> the one mteb scores
     merge: Literal["median", "majority", "adjudicated"] = "median"
+    #: BM25's analyzer (stemmer, stop words, case, tokens); each key left out: the language's default, as mteb
+    #: chooses it (bm25_analyzer.py)
+    bm25: BM25Settings | None = None
     # filled in by the loader, not by users
     path: Path | None = Field(default=None, exclude=True)
 
@@ -224,6 +228,8 @@ class TaskConfig(BaseModel):
         }
         if self.languages != DEFAULT_LANGUAGES:  # results stored with the default before this counted stay valid
             settings["languages"] = list(self.languages)
+        if self.bm25 is not None and self.bm25.written():  # only what the block sets: no block, same hash as before
+            settings["bm25"] = {k: sorted(v) if isinstance(v, list) else v for k, v in self.bm25.written().items()}
         if self.grades != DEFAULT_GRADES:  # what a grade means is part of the data (results made before re-run)
             settings["grades"] = {str(k): v for k, v in sorted(self.grades.items())}
         canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

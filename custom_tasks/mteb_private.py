@@ -25,6 +25,8 @@ PRIVATE_NAMES: dict[str, tuple[str, str]] = {
     "skipna_false_mean": ("mteb.benchmarks._create_table", "_skipna_false_mean"),
     "recompute_lenient_means": ("mteb.benchmarks._benchmark_metrics", "_recompute_lenient_means"),
     "results_to_long_frame": ("mteb.results.benchmark_results", "BenchmarkResults._to_results_df"),
+    "bm25_languages": ("mteb.models.model_implementations.bm25", "_ISO3_TO_LANG"),
+    "bm25_stopwords": ("mteb.models.model_implementations.bm25", "_get_stopwords"),
 }
 
 

@@ -81,6 +81,25 @@ def _lint_lines(tasks: list) -> None:
         console.print(Text(line, style="yellow" if "no findings" not in line else ""), soft_wrap=True)
 
 
+def _bm25_lines(tasks: list, cands: list) -> None:
+    """One line per task naming the analyzer BM25 uses on it (custom_tasks/bm25_analyzer.py), when a candidate
+    has BM25 in it: the stemmer and stop words come from the task's languages unless its `bm25:` block says."""
+    from ..execution.candidates.bm25 import task_analyzer, uses_bm25
+
+    if not any(uses_bm25(c.identity) for c in cands):
+        return
+    for task in tasks:
+        langs = ", ".join(task_analyzer_languages(task))
+        console.print(Text(f"BM25 analyzer for {task.metadata.name} ({langs}): {task_analyzer(task).describe()}"),
+                      soft_wrap=True)
+
+
+def task_analyzer_languages(task: Any) -> list[str]:
+    """The languages a task declares (a multilingual public task: every subset's)."""
+    langs = task.metadata.eval_langs
+    return sorted({lang for ls in langs.values() for lang in ls}) if isinstance(langs, dict) else list(langs)
+
+
 @friendly_errors
 def run(
     config: Optional[Path] = config_option(),
@@ -118,6 +137,7 @@ def run(
                                     f"{cfg.results_path}"))
     if not as_json:
         _lint_lines(tasks)
+        _bm25_lines(tasks, cands)
     live = out.is_terminal and not as_json  # a bar redrawn in place; else plain lines only
     loaded: dict = {}  # --latency: the models the run loads, served by the pass after it
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(),

@@ -156,11 +156,13 @@ def _publish(cand: Candidate, task: Any, results_dir: Path, stage: Path, identit
     folder = run_dir(results_dir, cand.name, cand.revision, name, ds_rev)
     files = _run_files(results_dir, cand, task)
     digests = {"task_result": file_digest(produced)}
+    analyzer = _bm25_analyzer(cand, task)
     for split in task.eval_splits:
         subsets = {sub: pq for (sp, sub), pq in task.per_query.items() if sp == split}
         ranks = {sub: r for (sp, sub), r in task.rankings.items() if sp == split}
         meta = {"model": cand.name, "label": cand.label, "revision": cand.revision, "task": name,
-                "dataset_revision": ds_rev, "split": split, "fingerprint": identity["fingerprint"]}
+                "dataset_revision": ds_rev, "split": split, "fingerprint": identity["fingerprint"],
+                **({"bm25_analyzer": analyzer} if analyzer else {})}
         docs = {sub: ids for (sp, sub), ids in getattr(task, "corpus_ids", {}).items() if sp == split and ids is not None}
         atomic_write_json(folder / f"rankings_{split}.json.gz", {**meta, "top_k": identity["keep_top_k"], "subsets": ranks,
                                                                  "corpus_ids": docs}, compress=True)
@@ -180,6 +182,13 @@ def _publish(cand: Candidate, task: Any, results_dir: Path, stage: Path, identit
             elif extra.name != produced.name:
                 os.replace(extra, final.parent / extra.name)
         os.replace(produced, final)
+
+
+def _bm25_analyzer(cand: Candidate, task: Any) -> dict[str, Any] | None:
+    """The analyzer BM25 used on the task, for the sidecars of a candidate with BM25 in it (None otherwise)."""
+    from .candidates.bm25 import task_analyzer, uses_bm25  # lazy: mteb's BM25 module
+
+    return task_analyzer(task).record() if uses_bm25(cand.identity) else None
 
 
 def _migrate_variants(results_dir: Path, candidates: list[Candidate]) -> None:

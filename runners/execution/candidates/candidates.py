@@ -59,6 +59,13 @@ def cache_variant(spec: ModelSpec, kind: str) -> str:
     return ",".join(parts)
 
 
+def _bm25_search() -> Any:
+    """mteb's BM25 with the task's analyzer (bm25.py; lazy: it imports mteb)."""
+    from .bm25 import bm25_search
+
+    return bm25_search()
+
+
 #: candidate kinds that live in a file of their own, runners/execution/candidates/<module>.py, each with
 #: `candidate(spec: ModelSpec, device: str | None) -> Candidate` (adding a kind: that file plus this entry);
 #: a kind whose `candidate` also takes `cfg` gets the benchmark config (the models and the cache it uses)
@@ -94,7 +101,7 @@ def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_leng
         name=name,
         revision=str(revision),
         label=spec.default_label,
-        load=lambda: load_model(spec, device=device),
+        load=_bm25_search if kind == "bm25" else (lambda: load_model(spec, device=device)),
         kind=kind,
         public_name=spec.public_name or (name if meta is not None else None),
         cacheable=kind != "bm25",

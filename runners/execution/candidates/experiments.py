@@ -20,7 +20,6 @@ from ...config.experiments import (
     chunk_task_name,
     plan_experiments,
 )
-from ...config.model_spec import BM25_NAME
 from ...search.ann import AnnSearch
 from ...search.chunking import chunk_level_collection, token_offsets
 from ...search.hybrid import HybridRetriever
@@ -82,10 +81,10 @@ def _loader(plan: PlannedCandidate, dense: Candidate, cache_path: Path, results_
         fusion, value, depth = plan.strategy
 
         def make() -> Any:
-            import mteb  # lazy: BM25 comes from mteb's registry
+            from .bm25 import bm25_search  # lazy: mteb's BM25 (its registry entry) with the task's analyzer
 
             enc = shared_encoder(dense, cache_path)
-            return HybridRetriever(enc, mteb.get_model(BM25_NAME), fusion, value, _meta(enc, name, revision), depth,
+            return HybridRetriever(enc, bm25_search(), fusion, value, _meta(enc, name, revision), depth,
                                    dense_search(enc, large_corpus_docs))
     elif plan.kind == "chunk":
 

@@ -151,7 +151,7 @@ def index_bytes(search: Any) -> dict[str, int]:
             out["vectors"] = out.get("vectors", 0) + p.serving.vector_bytes
         elif kind == "FaissAnnIndex" and getattr(p, "_index", None) is not None:
             out["ann_index"] = out.get("ann_index", 0) + _faiss_bytes(p._index)
-        elif kind == "BM25Search" and getattr(p, "retriever", None) is not None:
+        elif kind.endswith("BM25Search") and getattr(p, "retriever", None) is not None:
             out["bm25_index"] = out.get("bm25_index", 0) + _bm25_bytes(p.retriever)
     if "ann_index" in out:  # a faiss index stores its vectors: the matrix held beside it is not served
         out.pop("vectors", None)

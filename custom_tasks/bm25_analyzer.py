@@ -1,0 +1,195 @@
+"""BM25's analyzer: how a task's text becomes the terms BM25 counts (stemmer, stop words, case, tokens).
+
+mteb's BM25 baseline (`mteb/baseline-bm25s`, mteb.models.model_implementations.bm25) picks them from the
+task's `languages:`: one language (ISO 639-3 part of the codes) -> its row of mteb's table (bm25s stop-word list,
+PyStemmer stemmer, character tokens for CJK/Thai/...); several languages, or none -> English's row; a language
+mteb has no row for -> no stemmer and no list. Without a list, mteb drops the terms found in at least 90% of the
+documents. A task's `bm25:` block overrides any of these, key by key; without the block a task scores exactly as
+mteb's BM25 scores it. The analyzer is resolved here from mteb's own table (read, not copied), shown by `run`,
+stored with BM25's results and named by `stats` and the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+#: mteb's BM25Search(freq_threshold=0.9): without a stop-word list, terms in at least this share of documents go
+MTEB_STOPWORD_FREQUENCY = 0.9
+#: what an explicit "no stemmer" / "no stop words" is written as
+NONE = "none"
+
+
+def stemmer_names() -> list[str]:
+    """PyStemmer's Snowball algorithms (`stemmer:` takes one of these)."""
+    import Stemmer
+
+    return sorted(Stemmer.algorithms())
+
+
+#: the bm25s stop-word lists mteb's BM25 knows by key (the keys of its table; a test checks they are mteb's):
+#: written here so that reading a task config never imports mteb
+STOPWORD_KEYS = ("de", "en", "es", "fr", "it", "nl", "no", "pt", "ru", "sv", "zh")
+
+
+def _near(value: str, known: list[str]) -> str:
+    from .config_problems import did_you_mean
+
+    return did_you_mean(value, known)
+
+
+class BM25Settings(BaseModel):
+    """A task's `bm25:` block; each key left out keeps the language's default (mteb's choice)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: a PyStemmer algorithm (romanian, german, ...), or none
+    stemmer: str | None = None
+    #: a bm25s list key (en, de, fr, ...), none, or the words themselves
+    stopwords: str | list[str] | None = None
+    #: with no stop-word list: drop the terms found in at least this share of documents (0: keep every term)
+    stopword_frequency: float | None = None
+    #: words (bm25s' \\w\\w+ pattern) or characters (mteb's choice for Chinese, Japanese, Thai, ...)
+    tokenizer: Literal["words", "characters"] | None = None
+    #: bm25s lower-cases every term (mteb's default)
+    lowercase: bool | None = None
+
+    @field_validator("stemmer", mode="before")
+    @classmethod
+    def _stemmer(cls, v: Any) -> Any:
+        if v is None or v is False:  # `stemmer: null` / `false`: explicitly none
+            return NONE
+        if not isinstance(v, str):
+            return v  # pydantic says what type it wants
+        v = v.strip().lower()
+        names = stemmer_names()
+        if v != NONE and v not in names:
+            raise ValueError(f"stemmer '{v}' is not a PyStemmer algorithm{_near(v, names)}; use one of "
+                             f"{', '.join(names)}, or none")
+        return v
+
+    @field_validator("stopwords", mode="before")
+    @classmethod
+    def _stopwords(cls, v: Any) -> Any:
+        if v is None or v is False:
+            return NONE
+        if isinstance(v, str):
+            v = v.strip().lower()
+            keys = list(STOPWORD_KEYS)
+            if v != NONE and v not in keys:
+                raise ValueError(f"stopwords '{v}' is not a bm25s list{_near(v, keys)}: use one of {', '.join(keys)}, "
+                                 "none, or the words as a list")
+            return v
+        if isinstance(v, list):
+            words = [str(w).strip() for w in v]
+            if not all(words):
+                raise ValueError("stopwords: the list holds an empty word")
+            return words
+        return v
+
+    @field_validator("stopword_frequency")
+    @classmethod
+    def _frequency(cls, v: float | None) -> float | None:
+        if v is not None and not 0 <= v <= 1:
+            raise ValueError(f"stopword_frequency {v} must be a share of documents between 0 and 1 (0: off)")
+        return v
+
+    def written(self) -> dict[str, Any]:
+        """The keys the task sets (what the run fingerprint holds: a task without the block keeps its hash)."""
+        return self.model_dump(exclude_unset=True)
+
+
+@dataclass(frozen=True)
+class Analyzer:
+    """The analyzer BM25 uses on one task, every setting resolved."""
+
+    language: str | None  # the ISO 639-3 code whose defaults apply (mteb's choice), None: the block chose all
+    stemmer: str | None  # PyStemmer algorithm
+    stopwords: str | tuple[str, ...] | None  # bm25s list key, or the task's own words
+    stopword_frequency: float  # used only without a list
+    tokenizer: str  # "words" | "characters"
+    lowercase: bool
+    note: str = ""  # why the default may not be what the task wants (several languages, no analyzer in mteb)
+
+    def record(self) -> dict[str, Any]:
+        """JSON for the results' sidecar (and the run history): the settings and the one-line description."""
+        out = asdict(self)
+        if isinstance(self.stopwords, tuple):
+            out["stopwords"] = list(self.stopwords)
+        out["stopword_count"] = len(self.stopword_set())
+        out["description"] = self.describe()
+        return out
+
+    def stopword_set(self) -> frozenset[str]:
+        """The words of the list (empty without one)."""
+        if isinstance(self.stopwords, tuple):
+            return frozenset(self.stopwords)
+        if self.stopwords:
+            from .mteb_private import private
+
+            return frozenset(private("bm25_stopwords")(self.stopwords))
+        return frozenset()
+
+    def describe(self) -> str:
+        """One line: 'stemmer romanian (PyStemmer), no stop-word list: terms in >= 90% of documents dropped, ...'."""
+        parts = [f"stemmer {self.stemmer} (PyStemmer)" if self.stemmer else "no stemmer"]
+        if isinstance(self.stopwords, tuple):
+            parts.append(f"stop words: the task's {len(self.stopwords)} words")
+        elif self.stopwords:
+            parts.append(f"stop words {self.stopwords} (bm25s, {len(self.stopword_set())} words)")
+        elif self.stopword_frequency > 0:
+            parts.append(f"no stop-word list: terms in >= {self.stopword_frequency:.0%} of documents dropped")
+        else:
+            parts.append("no stop words")
+        parts.append("lowercase" if self.lowercase else "case kept")
+        parts.append("character tokens" if self.tokenizer == "characters" else "word tokens")
+        return ", ".join(parts) + (f" ({self.note})" if self.note else "")
+
+
+def analyzer_language(languages: list[str]) -> tuple[str, str]:
+    """(ISO 639-3 code, note): mteb's choice for a task's languages; several or none -> English, as mteb does."""
+    codes = sorted({lang.split("-")[0] for lang in languages})
+    if len(codes) == 1:
+        return codes[0], ""
+    if not codes:
+        return "eng", "no languages: mteb's BM25 uses English's analyzer"
+    return "eng", (f"several languages ({', '.join(codes)}): mteb's BM25 uses English's analyzer; "
+                   "choose another with the task's bm25: block")
+
+
+def resolve_analyzer(languages: list[str], settings: BM25Settings | None = None) -> Analyzer:
+    """The analyzer BM25 uses for a task: mteb's defaults for its languages, then the `bm25:` block's keys."""
+    from .mteb_private import private
+
+    language, note = analyzer_language(languages)
+    table = private("bm25_languages")
+    if language not in table:
+        note = (f"mteb's BM25 has no analyzer for '{language}': no stemmer, no stop-word list; "
+                "set one with the task's bm25: block")
+    words_key, stemmer, tokenizer = table.get(language, (None, None, None))
+    chosen = settings.written() if settings is not None else {}
+    if "stemmer" in chosen:
+        stemmer = None if chosen["stemmer"] == NONE else chosen["stemmer"]
+    stopwords: str | tuple[str, ...] | None = words_key
+    if "stopwords" in chosen:
+        value = chosen["stopwords"]
+        stopwords = tuple(value) if isinstance(value, list) else (None if value == NONE else value)
+    if chosen and note:  # the block answers what the note asked
+        note = ""
+    analyzer = Analyzer(
+        language=language,
+        stemmer=stemmer,
+        stopwords=stopwords,
+        stopword_frequency=chosen.get("stopword_frequency", MTEB_STOPWORD_FREQUENCY),
+        tokenizer=chosen.get("tokenizer", "characters" if tokenizer == "char" else "words"),
+        lowercase=chosen.get("lowercase", True),
+        note=note,
+    )
+    if analyzer.tokenizer == "characters" and (not analyzer.lowercase or isinstance(analyzer.stopwords, tuple)
+                                               or analyzer.stemmer):
+        raise ValueError("bm25: character tokens (mteb's tokenizer for this language) are never stemmed, always "
+                         "lower-cased and take only a bm25s list key as stopwords: set tokenizer: words, or drop "
+                         "stemmer/lowercase/the word list")
+    return analyzer
