@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 #: mteb's BM25Search(freq_threshold=0.9): without a stop-word list, terms in at least this share of documents go
 MTEB_STOPWORD_FREQUENCY = 0.9
@@ -55,6 +55,10 @@ class BM25Settings(BaseModel):
     tokenizer: Literal["words", "characters"] | None = None
     #: bm25s lower-cases every term (mteb's default)
     lowercase: bool | None = None
+    #: text through custom_tasks/normalize.py first: NFKC, case folding, one form of variant letters (ş/ș, ţ/ț, ...)
+    normalize: bool | None = None
+    #: also drop accents on Latin, Greek and Cyrillic letters (normalize_text(fold_accents=True); implies normalize)
+    fold_accents: bool | None = None
 
     @field_validator("stemmer", mode="before")
     @classmethod
@@ -96,6 +100,12 @@ class BM25Settings(BaseModel):
             raise ValueError(f"stopword_frequency {v} must be a share of documents between 0 and 1 (0: off)")
         return v
 
+    @model_validator(mode="after")
+    def _case(self) -> BM25Settings:
+        if self.lowercase is False and (self.normalize or self.fold_accents):
+            raise ValueError("bm25: normalize/fold_accents fold case too: drop lowercase: false, or the normalisation")
+        return self
+
     def written(self) -> dict[str, Any]:
         """The keys the task sets (what the run fingerprint holds: a task without the block keeps its hash)."""
         return self.model_dump(exclude_unset=True)
@@ -111,6 +121,8 @@ class Analyzer:
     stopword_frequency: float  # used only without a list
     tokenizer: str  # "words" | "characters"
     lowercase: bool
+    normalize: bool = False  # normalize_text before tokenizing (NFKC, case folding, variant letters)
+    fold_accents: bool = False
     note: str = ""  # why the default may not be what the task wants (several languages, no analyzer in mteb)
 
     def record(self) -> dict[str, Any]:
@@ -132,6 +144,14 @@ class Analyzer:
             return frozenset(private("bm25_stopwords")(self.stopwords))
         return frozenset()
 
+    def prepare(self, texts: list[str]) -> list[str]:
+        """The texts as BM25 tokenizes them: through the normaliser when the task asks for it."""
+        if not (self.normalize or self.fold_accents):
+            return texts
+        from .normalize import normalize_text
+
+        return [normalize_text(t, fold_accents=self.fold_accents) for t in texts]
+
     def describe(self) -> str:
         """One line: 'stemmer romanian (PyStemmer), no stop-word list: terms in >= 90% of documents dropped, ...'."""
         parts = [f"stemmer {self.stemmer} (PyStemmer)" if self.stemmer else "no stemmer"]
@@ -144,6 +164,9 @@ class Analyzer:
         else:
             parts.append("no stop words")
         parts.append("lowercase" if self.lowercase else "case kept")
+        if self.normalize or self.fold_accents:
+            parts.append("text normalised (NFKC, case folding, one form of variant letters)"
+                         + (", accents folded" if self.fold_accents else ""))
         parts.append("character tokens" if self.tokenizer == "characters" else "word tokens")
         return ", ".join(parts) + (f" ({self.note})" if self.note else "")
 
@@ -185,6 +208,8 @@ def resolve_analyzer(languages: list[str], settings: BM25Settings | None = None)
         stopword_frequency=chosen.get("stopword_frequency", MTEB_STOPWORD_FREQUENCY),
         tokenizer=chosen.get("tokenizer", "characters" if tokenizer == "char" else "words"),
         lowercase=chosen.get("lowercase", True),
+        normalize=bool(chosen.get("normalize") or chosen.get("fold_accents")),
+        fold_accents=bool(chosen.get("fold_accents")),
         note=note,
     )
     if analyzer.tokenizer == "characters" and (not analyzer.lowercase or isinstance(analyzer.stopwords, tuple)

@@ -33,9 +33,16 @@ FILLER = ["se", "face", "în", "portalul", "intern", "de", "către", "echipa", "
           "departamentul", "financiar", "până", "la", "sfârșitul", "lunii", "Șeful", "primește", "notificare"]
 
 
-def romanian(seed: int = 7, n_docs: int = 48) -> tuple[dict, dict, dict]:
+def plain_letters(text: str) -> str:
+    """The text typed without diacritics (ă â î ș ț -> a a i s t), as on a keyboard without Romanian letters."""
+    import unicodedata
+
+    return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+
+
+def romanian(seed: int = 7, n_docs: int = 48, plain_queries: bool = False) -> tuple[dict, dict, dict]:
     """A small Romanian collection from a fixed seed: each document an action on two objects; each question the
-    same objects in other inflected forms (corpus, queries, qrels)."""
+    same objects in other inflected forms (corpus, queries, qrels); `plain_queries`: typed without diacritics."""
     rng = random.Random(seed)
     corpus, queries, qrels = {}, {}, {}
     for i in range(n_docs):
@@ -47,12 +54,14 @@ def romanian(seed: int = 7, n_docs: int = 48) -> tuple[dict, dict, dict]:
         if i % 2 == 0:
             q = f"q{i}"
             queries[q] = f"Cum fac {verb} pentru {NOUNS[a][0]} {NOUNS[b][3]}?"
+            queries[q] = plain_letters(queries[q]) if plain_queries else queries[q]
             qrels[q] = {f"d{i}": 2}
     return corpus, queries, qrels
 
 
-def write_task(folder: Path, languages: list[str], bm25: dict | None = None, name: str = "RoBM25") -> Path:
-    corpus, queries, qrels = romanian()
+def write_task(folder: Path, languages: list[str], bm25: dict | None = None, name: str = "RoBM25",
+               plain_queries: bool = False) -> Path:
+    corpus, queries, qrels = romanian(plain_queries=plain_queries)
     data = folder / "data"
     (data / "qrels").mkdir(parents=True, exist_ok=True)
     with open(data / "corpus.jsonl", "w", encoding="utf-8") as f:
@@ -73,7 +82,7 @@ def write_task(folder: Path, languages: list[str], bm25: dict | None = None, nam
 
 
 def independent(corpus: dict, queries: dict, stemmer: str | None, words: list[str] | None, lower: bool = True,
-                freq: float = 0.9) -> dict[str, dict[str, float]]:
+                freq: float = 0.9, prepare=lambda t: t) -> dict[str, dict[str, float]]:
     """mteb's BM25 recipe with bm25s and PyStemmer only: title + newline + text, bm25s' tokenizer, the named list or
     else the terms in >= `freq` of the documents dropped, BM25 lucene k1=1.5 b=0.75, top 1000 per query."""
     import bm25s
@@ -82,7 +91,7 @@ def independent(corpus: dict, queries: dict, stemmer: str | None, words: list[st
 
     stem = Stemmer.Stemmer(stemmer) if stemmer else None
     ids = list(corpus)
-    texts = ["\n".join([corpus[d].get("title", ""), corpus[d]["text"]]) for d in ids]
+    texts = [prepare("\n".join([corpus[d].get("title", ""), corpus[d]["text"]])) for d in ids]
     if words:
         stops = list(words)
         tokens = bm25s.tokenize(texts, lower=lower, stopwords=stops, stemmer=stem, show_progress=False)
@@ -99,7 +108,7 @@ def independent(corpus: dict, queries: dict, stemmer: str | None, words: list[st
     retriever = bm25s.BM25(k1=1.5, b=0.75, delta=0.5, method="lucene")
     retriever.index(tokens, show_progress=False)
     qids = list(queries)
-    q_tokens = bm25s.tokenize([queries[q] for q in qids], lower=lower, stopwords=stops or None, stemmer=stem,
+    q_tokens = bm25s.tokenize([prepare(queries[q]) for q in qids], lower=lower, stopwords=stops or None, stemmer=stem,
                               show_progress=False)
     docs, scores = retriever.retrieve(q_tokens, k=min(1000, len(ids)), show_progress=False)
     return {q: {ids[int(d)]: float(s) for d, s in zip(docs[i], scores[i])} for i, q in enumerate(qids)}
@@ -223,9 +232,10 @@ def test_fingerprint_keeps_tasks_without_the_block_and_follows_every_setting(tmp
     assert "bm25" not in plain.model_dump(exclude_none=True)
     prints = {plain.settings_fingerprint()}
     for block in ({"stemmer": "german"}, {"stemmer": "none"}, {"stopwords": "en"}, {"stopwords": ["și"]},
-                  {"stopword_frequency": 0.5}, {"lowercase": False}, {"tokenizer": "characters"}):
+                  {"stopword_frequency": 0.5}, {"lowercase": False}, {"tokenizer": "characters"},
+                  {"normalize": True}, {"fold_accents": True}):
         prints.add(TaskConfig.from_file(write_task(tmp_path, ["ron-Latn"], block)).settings_fingerprint())
-    assert len(prints) == 8
+    assert len(prints) == 10
     a = TaskConfig.from_file(write_task(tmp_path, ["ron-Latn"], {"stopwords": ["și", "de"]})).settings_fingerprint()
     b = TaskConfig.from_file(write_task(tmp_path, ["ron-Latn"], {"stopwords": ["de", "și"]})).settings_fingerprint()
     assert a == b  # a word list is a set
@@ -259,3 +269,24 @@ def test_run_names_the_analyzer_and_a_bad_combination_is_one_line(tmp_path):
     bad = CliRunner().invoke(app, ["run", "-c", str(bench)])
     assert bad.exit_code == 2 and "task.yaml" in bad.output and "character tokens" in bad.output
     assert "Traceback" not in bad.output
+
+
+def test_folded_accents_find_questions_typed_without_diacritics(tmp_path):
+    """Questions typed without ă ș ț: mteb's Romanian analyzer misses their words, `fold_accents` (the shared
+    normaliser before bm25s) finds them; per query equal to bm25s + PyStemmer on the normalised texts."""
+    from custom_tasks.normalize import normalize_text
+
+    task_yaml = write_task(tmp_path, ["ron-Latn"], {"fold_accents": True}, plain_queries=True)
+    cfg, record = run_bm25(tmp_path, task_yaml)
+    corpus, queries, qrels = romanian(plain_queries=True)
+    expected = independent(corpus, queries, "romanian", None, prepare=lambda t: normalize_text(t, fold_accents=True))
+    ours, _, per_query = stored(cfg)
+    want = ndcg10(expected, qrels)
+    assert all(ours[q] == pytest.approx(want[q], abs=1e-9) for q in want)
+    default = ndcg10(independent(corpus, queries, "romanian", None), qrels)
+    assert np.mean(list(ours.values())) > np.mean(list(default.values())) + 0.05
+    assert per_query["bm25_analyzer"]["fold_accents"] is True
+    assert "text normalised (NFKC, case folding, one form of variant letters), accents folded" in \
+        per_query["bm25_analyzer"]["description"]
+    with pytest.raises(ConfigError, match="fold case too"):
+        TaskConfig.from_file(write_task(tmp_path, ["ron-Latn"], {"normalize": True, "lowercase": False}))

@@ -57,7 +57,8 @@ class AnalyzerTokenizer(BM25Tokenizer):
     """mteb's BM25Tokenizer with every setting given instead of detected.
 
     With lower-casing and a bm25s list or none (mteb's own cases) mteb's code tokenizes; case kept or the task's own
-    word list go through the same steps with bm25s' `lower` and `stopwords` arguments set.
+    word list go through the same steps with bm25s' `lower` and `stopwords` arguments set. Texts pass the task's
+    normaliser first when it asks for one (`normalize`, `fold_accents`).
     """
 
     def __init__(self, analyzer: Analyzer) -> None:
@@ -70,6 +71,12 @@ class AnalyzerTokenizer(BM25Tokenizer):
 
             self.stemmer = Stemmer.Stemmer(analyzer.stemmer)
         self._own_words = frozenset(analyzer.stopwords) if isinstance(analyzer.stopwords, tuple) else None
+
+    def fit_transform(self, corpus_texts: list[str]) -> Any:
+        return super().fit_transform(self.analyzer.prepare(corpus_texts))
+
+    def transform(self, texts: list[str]) -> Any:
+        return super().transform(self.analyzer.prepare(texts))
 
     def _mtebs_case(self) -> bool:
         return self.analyzer.lowercase and self._own_words is None
