@@ -60,12 +60,14 @@ class CollectionProblems(CollectionError):
     ``MAX_PROBLEMS_SHOWN`` as ``file:line: problem`` lines, the rest counted per file.
 
     ``path``/``line``/``problem`` are the first one's, so code reading a single CollectionError still works;
-    one problem alone prints exactly as a plain CollectionError does. Warnings are not listed here: they
-    never stop a run, and `tasks validate` lists them once the errors are fixed.
+    one problem alone prints exactly as a plain CollectionError does. The warnings found in the rows read are
+    listed after the errors (``warnings``: their count and one line per kind, each naming ``file:line``s), so
+    one round fixes both; they never stop a run.
     """
 
-    def __init__(self, errors: list[CollectionError]) -> None:
+    def __init__(self, errors: list[CollectionError], warnings: tuple[int, list[str]] = (0, [])) -> None:
         self.errors = list(errors)
+        self.warnings = warnings
         self.problems: list[tuple[int | None, str]] = [(e.line, e.problem) for e in self.errors]
         first = self.errors[0]
         super().__init__(first.path, first.problem, first.line)
@@ -81,8 +83,11 @@ class CollectionProblems(CollectionError):
         if not hasattr(self, "errors"):  # during CollectionError.__init__
             return super()._format()
         shown = [str(e) for e in self.errors[:MAX_PROBLEMS_SHOWN]]
+        n_warn, warn_lines = self.warnings
+        tail = [f"and {n_warn} warning(s) (they do not stop a run; fix them in the same round if they matter):",
+                *warn_lines] if warn_lines else []
         if len(self.errors) == 1:
-            return shown[0]
+            return "\n".join([shown[0], *tail])
         counts = ", ".join(f"{p}: {n}" for p, n in self.per_file().items())
         lines = [f"{len(self.errors)} problem(s) in the collection ({counts}); fix them all, then re-run:", *shown]
         rest = self.errors[MAX_PROBLEMS_SHOWN:]
@@ -91,7 +96,7 @@ class CollectionProblems(CollectionError):
             for e in rest:
                 left[e.path or "<input>"] = left.get(e.path or "<input>", 0) + 1
             lines.append(f"... and {len(rest)} more problem(s) ({', '.join(f'{p}: {n}' for p, n in left.items())})")
-        return "\n".join(lines)
+        return "\n".join(lines + tail)
 
 
 class ProblemLog:
@@ -105,6 +110,8 @@ class ProblemLog:
     def __init__(self) -> None:
         self.errors: list[CollectionError] = []
         self._seen: set[str] = set()
+        #: (count, one line per kind) of the warnings found so far, shown after the errors (set by the builder)
+        self.warnings: tuple[int, list[str]] = (0, [])
 
     def add(self, e: CollectionError) -> None:
         """Record ``e`` once (a file read twice, e.g. to look for a column, reports its rows once)."""
@@ -136,7 +143,7 @@ class ProblemLog:
             raise self.error() from None
 
     def error(self) -> CollectionProblems:
-        return CollectionProblems(self.errors)
+        return CollectionProblems(self.errors, self.warnings)
 
     def check(self) -> None:
         """Raise every recorded problem at once (nothing when there is none)."""

@@ -6,7 +6,6 @@ labels, empty splits) are the same for every format and each error can name the 
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,8 +13,8 @@ from typing import Any
 from .collection import Collection, CollectionWarning
 from .errors import CollectionError, ProblemLog
 from .letter_forms import FormCounts, location
-from .path_names import char_name
-from .readers._io import Table, as_id, is_missing
+from .readers._io import Table, as_id
+from .row_values import checked_id, parse_grade
 
 LONG_DOC_TOKENS = 512
 
@@ -44,36 +43,23 @@ class IdWarning(CollectionWarning):
     """A CollectionWarning that also carries the ids it is about, for the summary's examples."""
 
     ids: tuple[str, ...] = ()
+    #: where the first id's row is, as errors name it ('corpus.jsonl:9'; 'corpus.parquet row 9'); '' if unknown
+    at: str = ""
 
 
-def _warn(kind: str, message: str, *ids: str) -> IdWarning:
-    return IdWarning(kind=kind, message=message, ids=tuple(ids))
+def _warn(kind: str, message: str, *ids: str, at: str = "") -> IdWarning:
+    return IdWarning(kind=kind, message=message, ids=tuple(ids), at=at)
 
 
-def parse_grade(table: Table, loc: int, value: Any) -> int:
-    """Grades are integers >= 0; '2' and 2.0 are accepted, 1.5, 'x' and -1 are errors."""
-    grade: int | None = None
-    if isinstance(value, bool) or is_missing(value):
-        grade = None
-    elif isinstance(value, int):
-        grade = value
-    elif isinstance(value, float) and value.is_integer():
-        grade = int(value)
-    elif isinstance(value, str):
-        s = value.strip()
-        try:
-            grade = int(s)
-        except ValueError:
-            try:
-                f = float(s)
-                grade = int(f) if f.is_integer() else None
-            except ValueError:
-                grade = None
-    if grade is None:
-        raise table.error(loc, f"grade {value!r} is not an integer (grades are whole numbers >= 0)")
-    if grade < 0:
-        raise table.error(loc, f"grade {grade} is negative (grades are whole numbers >= 0)")
-    return grade
+def place(table: Table, loc: int) -> str:
+    """``file:line`` of a row, as an error names it (a Parquet file has rows, not lines)."""
+    return f"{table.shown} row {loc}" if table.kind == "parquet" else f"{table.shown}:{loc}"
+
+
+#: warning kinds about a document (their ids are document ids); every other kind is about a query
+DOC_KINDS = {"empty_document", "title_only_document", "duplicate_doc_text", "long_document"}
+#: warning kinds that depend on the labels: not computed while label rows have errors (they would be false)
+LABEL_KINDS = {"no_positive_label", "unlabeled_query"}
 
 
 class CollectionBuilder:
@@ -181,7 +167,8 @@ class CollectionBuilder:
                 raise table.error(loc, f"query {qid!r} / document {doc_id!r} judged twice in split {split!r} "
                                        f"with different grades {per_query[doc_id]} and {g} ({first})")
             problem = f"query {qid!r} / document {doc_id!r} judged twice in split {split!r} ({first})"
-            self.warnings.append(_warn("duplicate_judgment", str(table.error(loc, problem)), qid))
+            self.warnings.append(_warn("duplicate_judgment", str(table.error(loc, problem)), qid,
+                                       at=place(table, loc)))
             return
         per_query[doc_id] = g
         self._label_at[key] = (table, loc)
@@ -200,8 +187,29 @@ class CollectionBuilder:
         if self.wants(split):
             self.spans.setdefault(split, {}).setdefault(qid, {}).setdefault(doc_id, []).append(span)
 
+    def _placed(self, warnings: list[CollectionWarning]) -> list[CollectionWarning]:
+        """``warnings`` with each id warning's ``at`` filled from the row its first id was read from."""
+        for w in warnings:
+            ids = getattr(w, "ids", ())
+            if isinstance(w, IdWarning) and ids and not w.at:
+                first = self._doc_at.get(ids[0]) if w.kind in DOC_KINDS else self._query_at.get(ids[0])
+                w.at = place(*first) if first else ""
+        return warnings
+
+    def _warnings_despite_errors(self) -> list[CollectionWarning]:
+        """The warnings of the rows read so far, for the error message: a team fixes both in one round.
+        The label-based kinds are left out (a skipped label row would make them false)."""
+        partial = Collection(name=self.name, corpus=self.corpus, queries=self.queries, qrels={})
+        found = list(self.warnings) + collect_warnings(partial, doc_warnings=self._doc_warnings)
+        found += self.letter_forms.warnings()
+        return self._placed([w for w in found if w.kind not in LABEL_KINDS])
+
     def finish(self, fallback_path: str) -> Collection:
-        """Raise every row problem found, check splits have labels, build the Collection, attach its warnings."""
+        """Raise every row problem found (with the warnings found so far), check splits have labels, build the
+        Collection, attach its warnings."""
+        if self.log.errors:
+            so_far = self._warnings_despite_errors()
+            self.log.warnings = (sum(w.count for w in so_far), warning_lines(so_far))
         self.log.check()
         names = self.requested or sorted(self._split_file)
         if not names:
@@ -219,33 +227,8 @@ class CollectionBuilder:
         )
         c.warnings.extend(collect_warnings(c, labelled_elsewhere=self._labelled_any, doc_warnings=self._doc_warnings))
         c.warnings.extend(self.letter_forms.warnings())
+        self._placed(c.warnings)
         return c
-
-
-def checked_id(table: Table, loc: int, value: Any, what: str) -> str:
-    """A document or query id as a string (``as_id``: outer whitespace dropped); an empty id, or one holding
-    whitespace, a control character (Cc) or an invisible format character (Cf), is an error at its line.
-
-    Ids go into TREC qrels and run files, which separate fields by whitespace, into rankings and tables
-    people read in a terminal: an id with a space, tab, line break, NBSP or escape character would be split,
-    misread or executed there, so it is refused when the collection is read, not after a run. An invisible
-    format character (U+200B ZERO WIDTH SPACE, a bidi mark) would survive TREC export byte for byte, but two
-    ids that differ only by it print identically everywhere: it is refused too, by its Unicode name."""
-    out = as_id(value)
-    if not out:
-        raise table.error(loc, f"empty {what} id")
-    for ch in out:
-        if ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf"):
-            if ch.isspace():
-                kind = f"whitespace ({ascii(ch)[1:-1]}, {char_name(ch)})"
-            elif unicodedata.category(ch) == "Cf":  # invisible: two ids would look the same in every table
-                kind = f"an invisible format character ({char_name(ch)})"
-            else:
-                kind = f"a control character ({ascii(ch)[1:-1]}, {char_name(ch)})"
-            raise table.error(loc, f"{what} id {ascii(out)[:80]} contains {kind}: ids may not hold spaces, tabs, "
-                                   "line breaks, control or invisible characters; replace them (e.g. with '_') "
-                                   "in the export")
-    return out
 
 
 def check_doc_text(table: Table, loc: int, doc_id: str, title: str, text: str) -> IdWarning | None:
@@ -259,12 +242,12 @@ def check_doc_text(table: Table, loc: int, doc_id: str, title: str, text: str) -
 
 def empty_doc_warning(table: Table, loc: int, doc_id: str) -> IdWarning:
     problem = f"document {doc_id!r} has neither text nor a title: it is kept, but no model can retrieve it"
-    return _warn("empty_document", str(table.error(loc, problem)), doc_id)
+    return _warn("empty_document", str(table.error(loc, problem)), doc_id, at=place(table, loc))
 
 
 def title_only_warning(table: Table, loc: int, doc_id: str) -> IdWarning:
     problem = f"document {doc_id!r} has a title but empty text: mteb embeds the title alone"
-    return _warn("title_only_document", str(table.error(loc, problem)), doc_id)
+    return _warn("title_only_document", str(table.error(loc, problem)), doc_id, at=place(table, loc))
 
 
 def doc_key_and_tokens(title: str, text: str) -> tuple[tuple[str, str], int]:
@@ -278,13 +261,14 @@ def doc_key_and_tokens(title: str, text: str) -> tuple[tuple[str, str], int]:
     return key, int(max(n_words * 1.3, (len(title) + 1 + len(text)) / 4))  # same as estimate_tokens, split once
 
 
-def duplicate_doc_warning(doc_id: str, kind: str, first_id: str) -> IdWarning:
-    return _warn("duplicate_doc_text", f"document {doc_id!r} has the same {kind} as {first_id!r}", doc_id)
+def duplicate_doc_warning(doc_id: str, kind: str, first_id: str, at: str = "") -> IdWarning:
+    return _warn("duplicate_doc_text", f"document {doc_id!r} has the same {kind} as {first_id!r}", doc_id, at=at)
 
 
-def long_doc_warning(doc_id: str, n: int) -> IdWarning:
+def long_doc_warning(doc_id: str, n: int, at: str = "") -> IdWarning:
     return _warn("long_document", f"document {doc_id!r} is about {n} tokens (an estimate: "
-                 f"max(words x 1.3, chars / 4)), over {LONG_DOC_TOKENS}; many embedding models truncate it", doc_id)
+                 f"max(words x 1.3, chars / 4)), over {LONG_DOC_TOKENS}; many embedding models truncate it", doc_id,
+                 at=at)
 
 
 #: the empty key of ``doc_key_and_tokens``: empty documents are reported as such, not as duplicates of each other
@@ -362,23 +346,38 @@ EXAMPLES_SHOWN = {"empty_document": 20}
 
 def summarize(c: Collection) -> dict[str, Any]:
     """Counts for the CLI: sizes per split and, per warning kind, a count with example ids (``EXAMPLES_SHOWN``)."""
-    warnings: dict[str, dict[str, Any]] = {}
-    for w in c.warnings:
-        entry = warnings.setdefault(w.kind, {"count": 0, "examples": [],
-                                             "explanation": WARNING_KINDS.get(w.kind, w.kind)})
-        entry["count"] += w.count
-        ids = getattr(w, "ids", ()) or ((w.message,) if w.count == 1 else ())
-        for i in ids:
-            if len(entry["examples"]) < EXAMPLES_SHOWN.get(w.kind, 3) and i not in entry["examples"]:
-                entry["examples"].append(i)
     return {
         "name": c.name,
         "documents": len(c.corpus),
         "queries": len(c.queries),
         "splits": {s: {"queries": len(q), "judgments": sum(len(d) for d in q.values())}
                    for s, q in sorted(c.qrels.items())},
-        "warnings": warnings,
+        "warnings": _per_kind(c.warnings),
     }
+
+
+def _per_kind(found: list[CollectionWarning]) -> dict[str, dict[str, Any]]:
+    """Per warning kind: count, explanation, example ids and where each is (``at``: 'file:line', '' if unknown)."""
+    warnings: dict[str, dict[str, Any]] = {}
+    for w in found:
+        entry = warnings.setdefault(w.kind, {"count": 0, "examples": [], "at": [],
+                                             "explanation": WARNING_KINDS.get(w.kind, w.kind)})
+        entry["count"] += w.count
+        ids = getattr(w, "ids", ()) or ((w.message,) if w.count == 1 else ())
+        for n, i in enumerate(ids):
+            if len(entry["examples"]) < EXAMPLES_SHOWN.get(w.kind, 3) and i not in entry["examples"]:
+                entry["examples"].append(i)
+                entry["at"].append(getattr(w, "at", "") if n == 0 else "")
+    return warnings
+
+
+def warning_lines(found: list[CollectionWarning]) -> list[str]:
+    """One line per warning kind: 'warning KIND xN: why (e.g. d3 at corpus.jsonl:3, ...)'."""
+    lines = []
+    for kind, w in _per_kind(found).items():
+        ex = ", ".join(f"{i} at {at}" if at else i for i, at in zip(w["examples"], w["at"]))
+        lines.append(f"warning {kind} x{w['count']}: {w['explanation']} (e.g. {ex})")
+    return lines
 
 
 def format_summary(c: Collection) -> str:
@@ -388,7 +387,5 @@ def format_summary(c: Collection) -> str:
     lines = [f"{s['name']}: {s['documents']} documents, {s['queries']} queries ({splits})"]
     if not s["warnings"]:
         lines.append("  no warnings")
-    for kind, w in s["warnings"].items():
-        ex = ", ".join(w["examples"])
-        lines.append(f"  warning {kind} x{w['count']}: {w['explanation']} (e.g. {ex})")
+    lines += ["  " + line for line in warning_lines(c.warnings)]
     return "\n".join(lines)

@@ -89,7 +89,7 @@ def test_every_error_of_every_file_in_one_pass(tmp_path):
         assert w in msg, msg
     assert msg.splitlines()[0].startswith("6 problem(s) in the collection (")
     assert len(e.value.errors) == 6 and sorted(e.value.per_file().values()) == [1, 2, 3]
-    assert "d3" not in msg  # the empty documents are warnings, not errors
+    assert not any("d3" in str(x) for x in e.value.errors)  # the empty documents are warnings, not errors
     assert isinstance(e.value, CollectionError)  # every caller that reads one CollectionError still works
 
 
@@ -154,4 +154,40 @@ def test_fixed_collection_with_two_empty_documents_validates_with_the_warning(tm
     _kb(tmp_path, docs=_empty_two(DOCS))
     out = runner.invoke(app, ["tasks", "validate", str(tmp_path / "task.yaml")])
     assert out.exit_code == 0, out.output
-    assert "warning empty_document x2" in out.output and "d3, d6" in out.output
+    assert "warning empty_document x2" in out.output and re.search(r"d3 at \S*:3, d6 at \S*:6", out.output)
+
+
+def test_warnings_come_with_the_errors_each_at_its_file_line(tmp_path):
+    """Issue 36: the two empty documents were shown only after the errors were fixed (two rounds), and a warning
+    named ids ('e.g. d9') where the errors name `file:line`. Now both come in one round, each with its place."""
+    _three_rounds(tmp_path)
+    out = runner.invoke(app, ["tasks", "validate", str(tmp_path / "task.yaml")])
+    assert out.exit_code == 2 and "Traceback" not in out.output
+    text = " ".join(out.output.split())  # rich may wrap the long lines
+    assert "test.tsv:8: label for unknown query 'q9'" in text  # the errors, as before
+    assert "and 2 warning(s)" in text and "warning empty_document x2" in text, out.output
+    assert re.search(r"d3 at \S*corpus\.jsonl:3, d6 at \S*corpus\.jsonl:6", text), out.output
+    assert "unlabeled_query" not in text  # label-based warnings wait for the labels to read cleanly
+    js = runner.invoke(app, ["tasks", "validate", "--format", "json"], env={"PRIVATE_MTEB_TASKS_DIR": str(tmp_path)})
+    entry = json.loads(js.output)["tasks"][0]
+    assert entry["errors"] == 6 and entry["warnings"] == 2 and len(entry["problems"]) == 7  # header + 6
+    assert entry["warning_lines"][0].startswith("warning empty_document x2")
+
+
+@pytest.mark.parametrize("store", [False, True])
+def test_every_warning_names_the_line_of_its_first_id(tmp_path, monkeypatch, store):
+    if store:  # the disk-store corpus keeps the line of its duplicate and long documents too
+        monkeypatch.setenv("PRIVATE_MTEB_STORE_MIN_DOCS", "0")
+        monkeypatch.setenv("PRIVATE_MTEB_CORPUS_CACHE", str(tmp_path / "cache"))
+    docs = [dict(d) for d in DOCS]
+    docs[4]["text"] = docs[1]["text"]  # d5 (line 5) repeats d2
+    docs[6]["text"] = "word " * 600  # d7 (line 7) is long
+    queries = QUERIES + [{"_id": "q5", "text": "question about topic 1"}]  # line 5: unlabeled, same text as q1
+    kb = _kb(tmp_path, docs=docs, queries=queries)
+    c = load_collection({"format": "beir", "path": str(kb)}, tmp_path, "KB")
+    w = summarize(c)["warnings"]
+    at = {k: v["at"][0].rsplit("/", 1)[-1] for k, v in w.items()}
+    assert at == {"duplicate_doc_text": "corpus.jsonl:5", "long_document": "corpus.jsonl:7",
+                  "unlabeled_query": "queries.jsonl:5", "duplicate_query_text": "queries.jsonl:5"}, w
+    out = runner.invoke(app, ["tasks", "validate", str(tmp_path / "task.yaml")])
+    assert out.exit_code == 0 and re.search(r"e\.g\. d5 at \S*corpus\.jsonl:5\)", out.output), out.output

@@ -22,7 +22,7 @@ from ..corpus_store_writer import InvalidText, StoreWriter
 from ..errors import CollectionError
 from ..validate import (EMPTY_KEY, KEPT_PER_KIND, LONG_DOC_TOKENS, CollectionBuilder, check_doc_text, checked_id,
                         doc_key_and_tokens, duplicate_doc_warning, empty_doc_warning, long_doc_warning, more_warnings,
-                        title_only_warning)
+                        place, title_only_warning, warning_lines)
 from ._io import Table, count_rows_upper_bound, display_path
 from .corpus_rows import corpus_rows
 
@@ -59,22 +59,27 @@ def load_corpus_stored(b: CollectionBuilder, t: Table, doc_id: str, title: str, 
         except OSError as e:
             raise CollectionError(display_path(folder), f"cannot write the corpus cache ({e.strerror or e}): "
                                   f"set PRIVATE_MTEB_CORPUS_CACHE to a writable folder with free space") from None
-    meta = store.meta
+    b.use_stored_corpus(store, *_meta_warnings(t, store.meta))
+
+
+def _meta_warnings(t: Table, meta: dict[str, Any]) -> tuple[list[CollectionWarning], list[CollectionWarning]]:
+    """(title-only and empty, per-document) warnings of a store's meta, as ``use_stored_corpus`` takes them."""
     warnings: list[CollectionWarning] = [title_only_warning(t, loc, did) for loc, did in meta["title_only"]]
     warnings += [empty_doc_warning(t, loc, did) for loc, did in meta.get("empty", [])]
     if meta.get("empty_more"):
         warnings.append(more_warnings("empty_document", meta["empty_more"]))
     if meta.get("title_only_more"):
         warnings.append(more_warnings("title_only_document", meta["title_only_more"]))
-    doc_warnings = [_doc_warning(w) for w in meta["doc_warnings"]]
+    doc_warnings = [_doc_warning(t, w) for w in meta["doc_warnings"]]
     doc_warnings += [more_warnings(kind, n) for kind, n in meta.get("doc_warnings_more", {}).items() if n]
-    b.use_stored_corpus(store, warnings, doc_warnings)
+    return warnings, doc_warnings
 
 
-def _doc_warning(entry: list[Any]) -> CollectionWarning:
+def _doc_warning(t: Table, entry: list[Any]) -> CollectionWarning:
+    """A stored duplicate/long entry as its warning; its last field, when there, is the row's line (``at``)."""
     if entry[0] == "dup":
-        return duplicate_doc_warning(entry[1], entry[2], entry[3])
-    return long_doc_warning(entry[1], entry[2])
+        return duplicate_doc_warning(entry[1], entry[2], entry[3], place(t, entry[4]) if len(entry) > 4 else "")
+    return long_doc_warning(entry[1], entry[2], place(t, entry[3]) if len(entry) > 3 else "")
 
 
 def _build(t: Table, folder: Path, doc_id: str, title: str, text: str) -> CorpusStore:
@@ -87,15 +92,19 @@ def _build(t: Table, folder: Path, doc_id: str, title: str, text: str) -> Corpus
             if t.log is None:
                 raise _duplicate_error(t, dup)
             t.log.add(_duplicate_error(t, dup))
-        if t.log is not None:
-            t.log.check()  # a corpus with a bad row is never committed: its cached store would hide the row
         dups = _duplicate_texts(writer)
-        entries = sorted([(row, 0, ["dup", *rest]) for row, rest in dups.kept]
-                         + [(row, 1, ["long", did, n]) for row, did, n in long_docs.kept])
+        entries = sorted([(row, 0, ["dup", *rest, writer.loc(row)]) for row, rest in dups.kept]
+                         + [(row, 1, ["long", did, n, writer.loc(row)]) for row, did, n in long_docs.kept])
         meta = {"source": str(t.path), "title_only": title_only.kept, "title_only_more": title_only.more,
                 "empty": empty.kept, "empty_more": empty.more,
                 "doc_warnings": [e for _, _, e in entries],
                 "doc_warnings_more": {"duplicate_doc_text": dups.more, "long_document": long_docs.more}}
+        if t.log is not None:
+            if t.log.errors:  # the warnings come with the errors, as on the in-memory path
+                skipped = place(t, dup[1]) if dup is not None else None  # a repeated id's row is skipped
+                found = [w for ws in _meta_warnings(t, meta) for w in ws if getattr(w, "at", "") != skipped]
+                t.log.warnings = (sum(w.count for w in found), warning_lines(found))
+            t.log.check()  # a corpus with a bad row is never committed: its cached store would hide the row
         store = writer.commit(meta)
         committed = True
         return store

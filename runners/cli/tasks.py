@@ -96,8 +96,11 @@ def tasks_validate(
             line = error_line(e)[1]
             problems = getattr(e, "problems", None)  # every problem of a YAML file: one entry each
             shown = line.splitlines()
+            n_warn, warn_lines = getattr(e, "warnings", (0, []))  # found in the rows read, shown with the errors
+            if warn_lines:  # the message ends with them: JSON lists them apart from the problems
+                shown = shown[:-len(warn_lines) - 1]
             results.append({"task": name, "ok": False, "errors": len(problems) if problems else len(shown),
-                            "warnings": 0, "problems": shown})
+                            "warnings": n_warn, "warning_lines": warn_lines, "problems": shown})
             if not as_json:
                 err_console.print(Text.assemble(("error:", "bold red"), f" {name}: {line}"), soft_wrap=True)
             continue
