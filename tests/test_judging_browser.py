@@ -210,3 +210,77 @@ def test_a_hostile_document_is_shown_as_text_and_runs_nothing(browser, tmp_path)
         page.keyboard.press("1")
         page.wait_for_selector("body[data-saved='1']")
     assert lines(tmp_path / "labels" / TASK / "ana.jsonl")[0]["doc_id"] == "evil"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_open_tab_keeps_working_after_a_crash_and_restart(browser, task):
+    """The restarted server is the same rater's on the same task: same token, so the tab left open goes on."""
+    yaml_path, pool = task
+    args = ("-t", str(yaml_path), "--pool", str(pool), "--rater", "ana", "--port", str(_free_port()))
+    srv = Server(*args)
+    try:
+        page = _page(browser, srv.url)
+        for n, key in enumerate("21", 1):
+            _grade(page, key, n)
+        srv.kill9()
+    finally:
+        srv.stop()
+    with Server(*args) as again:
+        assert again.url == srv.url  # same port, same token: the URL the rater has open
+        _grade(page, "0", 3)  # the old tab, not reloaded
+        assert not [e for e in page.errors if "403" in e], page.errors
+    assert [r["grade"] for r in lines(_file(yaml_path, "ana"))] == [2, 1, 0]
+
+
+MARKS = [  # question, task languages, document, the words the page marks (in order)
+    ("how do I set up the printer", ["eng-Latn"], "Run setup first, then set the printer. Printers: reset.",
+     ["set", "printer"]),
+    ("Wie setze ich das Passwort zurück?", ["deu-Latn"], "Zur Passwortänderung das Passwort zurücksetzen, dann zurück.",
+     ["Passwort", "zurück"]),  # not inside longer words; "das" is a German stop word
+    ("पासवर्ड रीसेट कैसे करें", ["hin-Deva"], "पासवर्डों के लिए पासवर्ड रीसेट करने", ["पासवर्ड", "रीसेट"]),
+    ("zurück", ["deu-Latn"], "Bitte zuru\u0308ck gehen", ["zurück"]),  # the document in decomposed form (NFD)
+    ("重置密码", ["zho-Hans"], "如何重置密码的方法", ["重置密码"]),  # no spaces between words: marked inside a run
+]
+
+
+def test_the_question_is_marked_as_whole_words_in_any_script(browser, tmp_path):
+    """The real page script over the real session's items (terms from the task's languages), served by a route."""
+    from types import SimpleNamespace
+
+    from runners.judging.items import Item
+    from runners.judging.page import page_html
+    from runners.judging.session import JudgingSession
+
+    grades = {2: "answers", 1: "partly", 0: "no"}
+    sessions = [JudgingSession(SimpleNamespace(name="T", grades=grades, languages=langs), "ana",
+                               [Item(("test", "q", "d"), q, "", text)], tmp_path / "ana.jsonl")
+                for q, langs, text, _ in MARKS]
+    shown = [0]
+
+    def handle(route) -> None:
+        path = route.request.url.split("judging.test")[1]
+        s = sessions[shown[0]]
+        if path.startswith("/api/state"):
+            body = {"task": "T", "rater": "ana", "start": 0, "grades": {str(k): v for k, v in grades.items()},
+                    "progress": s.progress()}
+        elif path.startswith("/api/item/0"):
+            body = {**s.item(0), "progress": s.progress()}
+        else:
+            return route.fulfill(status=200, content_type="text/html", body=page_html("n", "T", "ana", grades))
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
+
+    page = browser.new_page()
+    page.route("http://judging.test/**", handle)
+    for i, (_, _, _, want) in enumerate(MARKS):
+        shown[0] = i
+        page.goto("http://judging.test/?token=t", wait_until="load")
+        page.wait_for_selector("body[data-index='0']")
+        got = page.evaluate("[...document.querySelectorAll('#text mark')].map(m => m.textContent)")
+        assert got == want, (MARKS[i], got)

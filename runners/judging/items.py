@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 import zlib
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -23,9 +25,14 @@ from custom_tasks.readers._io import display_path
 from ..analysis.errors import AnalysisError
 from ..analysis.ratings import Key
 
-#: words too common to mark in the document
+#: English words too common to mark in the document (used when the task's `languages:` include English)
 STOPWORDS = frozenset("""a an and are as at be by can do does for from how i in is it its my of on or our that the
 this to was we what when where which who why will with you your""".split())
+#: ISO 639-3 -> bm25s's stop-word list of that language (the lists mteb's BM25 uses); a language without one gets
+#: no stop words, only the length rule
+_BM25S_STOPWORDS = {"deu": "GERMAN", "nld": "DUTCH", "fra": "FRENCH", "spa": "SPANISH", "por": "PORTUGUESE",
+                    "ita": "ITALIAN", "rus": "RUSSIAN", "swe": "SWEDISH", "nob": "NORWEGIAN", "nno": "NORWEGIAN",
+                    "nor": "NORWEGIAN", "dan": "DANISH", "tur": "TURKISH"}
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -43,10 +50,42 @@ def visible(text: str) -> str:
     return _CONTROL.sub(lambda m: chr(0x2421 if m.group() == "\x7f" else 0x2400 + ord(m.group())), text)
 
 
-def question_terms(query: str) -> list[str]:
-    """The question's words worth marking in the document: lower-cased, no stop words, at least 3 letters."""
-    words = {w for w in re.findall(r"\w+", query.lower()) if len(w) >= 3 and w not in STOPWORDS}
-    return sorted(words, key=lambda w: (-len(w), w))
+def words(text: str) -> list[str]:
+    """The words of ``text``: runs of letters, combining marks, digits and connectors (Unicode categories L, M, N,
+    Pc), NFC-normalised. Python's ``\\w`` leaves out combining marks, which would cut a Hindi word at each vowel sign;
+    the page marks a term only between the same classes of characters (page.py), so both sides agree on a word."""
+    out, cur = [], []
+    for ch in unicodedata.normalize("NFC", text):
+        if unicodedata.category(ch)[0] in "LMN" or unicodedata.category(ch) == "Pc":
+            cur.append(ch)
+        elif cur:
+            out.append("".join(cur))
+            cur = []
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+@lru_cache(maxsize=32)
+def stopwords(languages: tuple[str, ...]) -> frozenset[str]:
+    """The stop words of the task's languages (`eng-Latn` -> English ...): none for a language without a list, so
+    no language's common words are assumed to be English ones."""
+    codes = {code.split("-")[0] for code in languages}
+    out = set(STOPWORDS) if "eng" in codes else set()
+    if codes & _BM25S_STOPWORDS.keys():
+        import bm25s.stopwords as lists
+
+        for code in codes & _BM25S_STOPWORDS.keys():
+            out |= {w.lower() for w in getattr(lists, f"STOPWORDS_{_BM25S_STOPWORDS[code]}")}
+    return frozenset(out)
+
+
+def question_terms(query: str, languages: tuple[str, ...] | list[str] = ("eng-Latn",)) -> list[str]:
+    """The question's words worth marking in the document: lower-cased, not a stop word of the task's languages, at
+    least 3 characters; longest first (the page tries them in this order)."""
+    stop = stopwords(tuple(languages))
+    found = {w for w in (x.lower() for x in words(query)) if len(w) >= 3 and w not in stop}
+    return sorted(found, key=lambda w: (-len(w), w))
 
 
 def _item(collection: Collection, key: Key) -> Item:

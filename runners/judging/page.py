@@ -38,10 +38,17 @@ async function api(path, body) {
   if (!r.ok) throw new Error(data.error || ('HTTP ' + r.status));
   return data;
 }
+// a term is marked as a whole word: not next to a letter, combining mark, digit or connector (the classes
+// items.words() builds words of), in any script; in scripts written without spaces between words it is marked
+// wherever it occurs, since there a word boundary is not a change of character class
+const NOSPACE = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}\p{sc=Tibetan}]/u;
 function marked(el, text, terms) {
   el.replaceChildren();
   if (!terms.length) { el.textContent = text; return; }
-  const esc = terms.map(t => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const esc = terms.map(t => {
+    const e = t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    return NOSPACE.test(t) ? e : '(?<![\\p{L}\\p{M}\\p{N}\\p{Pc}])' + e + '(?![\\p{L}\\p{M}\\p{N}\\p{Pc}])';
+  });
   const parts = text.split(new RegExp('(' + esc.join('|') + ')', 'giu'));
   parts.forEach((p, i) => {
     if (i % 2) { const m = document.createElement('mark'); m.textContent = p; el.appendChild(m); }

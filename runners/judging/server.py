@@ -2,13 +2,19 @@
 
 Binds 127.0.0.1 unless told otherwise: the documents are the team's private collection. The socket is bound
 here (port 0: any free port) so the printed URL is the real one before the first request; the URL carries
-the token every request needs.
+the token every request needs. The token is the rater's for this task, kept next to their file
+(`labels/<task>/<rater>.token`, mode 0600), so a server restarted after a crash answers the tab the rater still
+has open, at the same URL.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import os
+import re
+import secrets
 import socket
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +73,40 @@ def open_session(cfg: TaskConfig, collection: Collection, items: list[Item], rat
     return Started(session, session.progress()["done"], of_plan)
 
 
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{32,128}")
+
+
+def rater_token(rater_file: Path) -> str:
+    """The token of this rater's server for this task: read from `<rater>.token` beside their file, else made and
+    written there (0600, atomically). A token file that others could read, that is not a plain file of this user
+    (a symlink), or that holds anything but a token is not trusted: a new token replaces it."""
+    path = Path(rater_file).with_suffix(".token")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        fd = -1
+    except OSError:  # a symlink (ELOOP) or unreadable: replaced below
+        fd = -1
+    if fd >= 0:
+        try:
+            st = os.fstat(fd)
+            text = os.read(fd, 256).decode("ascii", errors="replace").strip()
+        finally:
+            os.close(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077 and _TOKEN.fullmatch(text):
+            return text
+    token = secrets.token_urlsafe(24)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, (token + "\n").encode("ascii"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    return token
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -94,12 +134,13 @@ def bind(host: str, port: int) -> socket.socket:
 
 def serve(session: JudgingSession, host: str, port: int, announce: Callable[[str], None],
           token: str | None = None) -> None:
-    """Serve until Ctrl-C; `announce` gets the URL (with the token) once the socket listens."""
+    """Serve until Ctrl-C; `announce` gets the URL (with the token) once the socket listens. The token is the
+    rater's for this task (rater_token) unless given."""
     import uvicorn
 
     from .app import make_app
 
-    app, token = make_app(session, token)
+    app, token = make_app(session, token or rater_token(session.path))
     sock = bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     announce(f"http://{shown}:{sock.getsockname()[1]}/?token={token}")

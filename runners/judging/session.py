@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,8 +71,8 @@ class JudgingSession:
             raise AnalysisError(f"no item {i} (0..{len(self.items) - 1})")
         it = self.items[i]
         j = self.judged.get(it.key)
-        return {"index": i, "query": visible(it.query), "title": visible(it.title), "text": visible(it.text),
-                "terms": question_terms(it.query), "grade": j.grade if j else None, "status": j.status if j else None}
+        return {"index": i, "query": _shown(it.query), "title": _shown(it.title), "text": _shown(it.text),
+                "terms": question_terms(it.query, tuple(self.cfg.languages)), "grade": j.grade if j else None, "status": j.status if j else None}
 
     def judge(self, i: int, grade: int | None, status: str) -> dict[str, Any]:
         """Append the judgment durably; only then is it in `judged` (and acknowledged to the screen)."""
@@ -97,6 +98,12 @@ class JudgingSession:
     def close(self) -> None:
         if self.log is not None:
             self.log.close()
+
+
+def _shown(text: str) -> str:
+    """A text as the screen shows it: NFC (the same characters, composed as the question's words are, so a
+    document written in decomposed form is marked too) with control characters made visible."""
+    return visible(unicodedata.normalize("NFC", text))
 
 
 def _epoch(value: str) -> float | None:
