@@ -16,7 +16,6 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from .collection import CollectionWarning
 
@@ -31,11 +30,6 @@ _FORM_OF = {ch: (family, form) for family, forms in FAMILIES.items() for form, c
 _ANY = re.compile("[" + "".join(_FORM_OF) + "\u0326\u0327]")
 
 SIDES = ("documents", "questions")
-
-
-def location(table: Any, loc: int) -> str:
-    """``file:line`` of a row of a reader's ``Table`` (``file row N`` for Parquet, which has no lines)."""
-    return f"{table.shown} row {loc}" if table.kind == "parquet" else f"{table.shown}:{loc}"
 
 
 @dataclass

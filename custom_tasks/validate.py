@@ -12,7 +12,7 @@ from typing import Any
 
 from .collection import Collection, CollectionWarning
 from .errors import CollectionError, ProblemLog
-from .letter_forms import FormCounts, location
+from .letter_forms import FormCounts
 from .readers._io import Table, as_id
 from .row_values import checked_id, parse_grade
 
@@ -30,8 +30,11 @@ WARNING_KINDS: dict[str, str] = {
                            "(BEIR corpora have such documents)",
     "duplicate_doc_text": "documents whose text repeats an earlier document",
     "duplicate_query_text": "queries whose text repeats an earlier query",
-    "long_document": f"documents over ~{LONG_DOC_TOKENS} tokens (estimate: max(words x 1.3, chars / 4)); "
-                     "many embedding models truncate them",
+    "long_document": f"documents over ~{LONG_DOC_TOKENS} tokens by a word estimate, max(words x 1.3, chars / 4): "
+                     "English text under a large-vocabulary tokenizer, a lower bound (other languages and technical "
+                     "text split into more tokens per word); -c CONFIG counts in the candidates' own tokenizers",
+    "truncated_document": "documents longer than a candidate's max_seq_length in its own tokenizer (special tokens "
+                          "included): that model never sees their end",
     "duplicate_judgment": "the same (query, document) judged twice in a split with the same grade",
     "mixed_letter_forms": "the same letters encoded two ways (Romanian ș ț comma below, ş ţ cedilla): a model's "
                           "tokenizer and BM25 without normalisation see different words",
@@ -109,7 +112,7 @@ class CollectionBuilder:
             self.warnings.append(warning)
         self._doc_at[doc_id] = (table, loc)
         self.corpus[doc_id] = {"title": title, "text": text}  # type: ignore[index]
-        self.letter_forms.add("documents", f"{title} {text}", lambda: location(table, loc))
+        self.letter_forms.add("documents", f"{title} {text}", lambda: place(table, loc))
 
     def use_stored_corpus(self, corpus: Mapping[str, dict[str, str]], warnings: list[CollectionWarning],
                           doc_warnings: list[CollectionWarning]) -> None:
@@ -131,7 +134,7 @@ class CollectionBuilder:
             raise table.error(loc, f"query {qid!r} has empty text")
         self._query_at[qid] = (table, loc)
         self.queries[qid] = text
-        self.letter_forms.add("questions", text, lambda: location(table, loc))
+        self.letter_forms.add("questions", text, lambda: place(table, loc))
         if tags:
             self.query_tags[qid] = tags
         return qid
@@ -266,8 +269,8 @@ def duplicate_doc_warning(doc_id: str, kind: str, first_id: str, at: str = "") -
 
 
 def long_doc_warning(doc_id: str, n: int, at: str = "") -> IdWarning:
-    return _warn("long_document", f"document {doc_id!r} is about {n} tokens (an estimate: "
-                 f"max(words x 1.3, chars / 4)), over {LONG_DOC_TOKENS}; many embedding models truncate it", doc_id,
+    return _warn("long_document", f"document {doc_id!r} is about {n} tokens (an estimate from its words, a lower "
+                 f"bound for most tokenizers), over {LONG_DOC_TOKENS}; many embedding models truncate it", doc_id,
                  at=at)
 
 

@@ -89,6 +89,7 @@ def tasks_validate(
             missing = [s for s in cfg.splits if s not in collection.qrels]
             if missing:
                 raise ConfigError(cfg.path, f"split(s) {missing} have no labels (found: {collection.splits})")
+            counted = _count_in_tokens(collection, bench) if bench is not None else []
         except Exception as e:  # noqa: BLE001 - every task is checked; each problem is one line
             if target and not as_json:
                 raise  # one named task: the usual one-line error
@@ -106,11 +107,14 @@ def tasks_validate(
             continue
         summary = summarize(collection)
         n_warn = sum(w["count"] for w in summary["warnings"].values())
+        basis, note = _length_basis(cfg.languages, counted)
         results.append({"task": cfg.name, "ok": True, "errors": 0, "warnings": n_warn,
-                        "revision": collection.content_hash(), "summary": summary})
+                        "revision": collection.content_hash(), "summary": summary, "document_lengths": basis})
         if not as_json:
             console.print(Text.assemble(("ok", "green"), f" {cfg.name} (revision {collection.content_hash()})"))
             console.print(format_summary(collection), highlight=False)
+            if note:
+                console.print(Text(f"  {note}", style="dim"), soft_wrap=True)
     if as_json:
         print_json({"tasks": results, "failed": failed, "passed": failed == 0})
     elif len(targets) > 1:
@@ -120,6 +124,31 @@ def tasks_validate(
             err_console.print(Text.assemble(("error:", "bold red"), f" {failed} of {len(targets)} task(s) failed "
                                             "validation"))
         raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _count_in_tokens(collection: object, bench: object) -> list[str]:
+    """With -c, documents are measured in each candidate's own tokens (execution/encoding/truncation.py): its
+    ``truncated_document`` warnings replace the word estimate's ``long_document`` ones when some candidate's
+    tokenizer is on this machine; otherwise the estimate stays (it says it is one)."""
+    from ..execution.encoding.truncation import truncated_document_warnings
+
+    found, counted = truncated_document_warnings(collection, bench)  # type: ignore[arg-type]
+    if counted:
+        warnings = collection.warnings  # type: ignore[attr-defined]
+        warnings[:] = [w for w in warnings if w.kind != "long_document"] + found
+    return counted
+
+
+def _length_basis(languages: list[str], counted: list[str]) -> tuple[str, str]:
+    """(how document lengths were counted, a note when a non-English task has only the English word estimate)."""
+    if counted:
+        return "tokenizers of " + ", ".join(counted), ""
+    other = [lang for lang in languages if not lang.startswith("eng-")]
+    basis = "word estimate (max(words x 1.3, chars / 4), made for English text)"
+    if not other:
+        return basis, ""
+    return basis, (f"document lengths: a {basis}; {', '.join(other)} text splits into more tokens per word, so "
+                   "long documents may go unflagged: -c CONFIG counts them in each candidate's own tokenizer")
 
 
 def _looks_like_yaml(target: str) -> bool:

@@ -1,4 +1,6 @@
-"""Truncation check of `tasks lint -c`: the documents each candidate cuts at its max_seq_length, in its own tokens.
+"""Truncation check of `tasks lint -c` and `tasks validate -c`: the documents each candidate cuts at its
+max_seq_length, in its own tokens (validate's word estimate is only a lower bound: Romanian text under MiniLM's
+tokenizer is about 2.5 tokens per word, English scientific abstracts about 1.6, not the 1.3 it assumes).
 
 A model embeds only its first max_seq_length tokens (special tokens included) of mteb's document string
 "title text"; an answer past that point is invisible to it. Counting needs each model's own tokenizer, so this
@@ -14,8 +16,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from custom_tasks.collection import Collection
+from custom_tasks.collection import Collection, CollectionWarning
 from custom_tasks.lint import EXAMPLES, Finding
+from custom_tasks.validate import IdWarning
 
 from ...config.benchmark import BenchmarkConfig
 from ...config.model_spec import ENCODES_NOTHING, ModelSpec
@@ -103,10 +106,12 @@ def truncation_finding(collection: Collection, label: str, limit: int, lengths: 
                      "documents": [{"document": d, "tokens": lengths[d]} for d in over]}])
 
 
-def truncation_findings(collection: Collection, bench: BenchmarkConfig) -> tuple[list[Finding], dict[str, str]]:
-    """(findings, skipped: candidate -> why) for every candidate of ``bench`` that encodes text."""
-    findings, skipped = [], {}
-    cache: dict[Path, dict[str, int]] = {}  # the same tokenizer files count once, whatever the limit
+def candidate_lengths(collection: Collection, bench: BenchmarkConfig
+                      ) -> tuple[list[tuple[str, int, dict[str, int]]], dict[str, str]]:
+    """([(label, max_seq_length, tokens per document)] of every candidate whose tokenizer is on this machine,
+    skipped: candidate -> why); the same tokenizer files count once, whatever the limit."""
+    counted, skipped = [], {}
+    cache: dict[Path, dict[str, int]] = {}
     for spec in bench.models:
         label = spec.default_label
         if spec.resolved_kind in ENCODES_NOTHING or spec.resolved_kind == "factory":
@@ -123,10 +128,30 @@ def truncation_findings(collection: Collection, bench: BenchmarkConfig) -> tuple
         key = folder.resolve()
         if key not in cache:
             cache[key] = document_lengths(collection, token_counter(folder))
-        found = truncation_finding(collection, label, limit, cache[key])
-        if found is not None:
-            findings.append(found)
-    return findings, skipped
+        counted.append((label, limit, cache[key]))
+    return counted, skipped
+
+
+def truncation_findings(collection: Collection, bench: BenchmarkConfig) -> tuple[list[Finding], dict[str, str]]:
+    """(findings, skipped: candidate -> why) for every candidate of ``bench`` that encodes text."""
+    counted, skipped = candidate_lengths(collection, bench)
+    found = [truncation_finding(collection, label, limit, lengths) for label, limit, lengths in counted]
+    return [f for f in found if f is not None], skipped
+
+
+def truncated_document_warnings(collection: Collection, bench: BenchmarkConfig
+                                ) -> tuple[list[CollectionWarning], list[str]]:
+    """`tasks validate -c`: (a ``truncated_document`` warning per document longer than some candidate's
+    max_seq_length in that candidate's own tokens, the labels counted). No candidate counted: ([], [])."""
+    counted, _ = candidate_lengths(collection, bench)
+    out: list[CollectionWarning] = []
+    for doc_id in collection.corpus:
+        over = [(lengths[doc_id], label, limit) for label, limit, lengths in counted if lengths[doc_id] > limit]
+        if over:
+            shown = ", ".join(f"{n} tokens for {label} (limit {limit})" for n, label, limit in over)
+            out.append(IdWarning("truncated_document", f"document {doc_id!r} is {shown}: its end is never embedded",
+                                 ids=(doc_id,)))
+    return out, [label for label, _, _ in counted]
 
 
 def attach(report: Any, collection: Collection, bench: BenchmarkConfig) -> None:
