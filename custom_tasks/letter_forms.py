@@ -62,7 +62,7 @@ class FormCounts:
                 continue
             parts = []
             for side in SIDES:
-                shown = [f"{form} x{self.counts[(side, family, form)]:,} from {self.first[(side, family, form)]}"
+                shown = [f"{form} x{self.counts[(side, family, form)]:,} (first at {self.first[(side, family, form)]})"
                          for form in forms if (side, family, form) in self.counts]
                 if side in self.uncounted:
                     shown = ["not counted (a corpus in the disk store)"]

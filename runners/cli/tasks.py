@@ -142,7 +142,8 @@ def _count_in_tokens(collection: object, bench: object) -> list[str]:
 def _length_basis(languages: list[str], counted: list[str]) -> tuple[str, str]:
     """(how document lengths were counted, a note when a non-English task has only the English word estimate)."""
     if counted:
-        return "tokenizers of " + ", ".join(counted), ""
+        names = ", ".join(counted)
+        return f"tokenizers of {names}", f"document lengths: counted in the tokenizer of {names}"
     other = [lang for lang in languages if not lang.startswith("eng-")]
     basis = "word estimate (max(words x 1.3, chars / 4), made for English text)"
     if not other:
