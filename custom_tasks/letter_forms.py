@@ -16,6 +16,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .collection import CollectionWarning
 
@@ -37,12 +38,13 @@ class FormCounts:
     """Per side, per (family, form): how many letters, and where the first one was (e.g. ``corpus.jsonl:3``)."""
 
     counts: dict[tuple[str, str, str], int] = field(default_factory=dict)
-    first: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    first: dict[tuple[str, str, str], Any] = field(default_factory=dict)
     #: sides whose texts were not seen (a corpus validated into the disk store skips this count)
     uncounted: set[str] = field(default_factory=set)
 
-    def add(self, side: str, text: str, where: Callable[[], str]) -> None:
-        """Count the variant letters of one text (``where()``: its ``file:line``, asked only when one is found)."""
+    def add(self, side: str, text: str, where: Callable[[], Any]) -> None:
+        """Count the variant letters of one text (``where()``: its ``file:line``, asked only when one is found; the
+        disk store keeps a line number instead, made a ``file:line`` by ``load``)."""
         if not text or _ANY.search(text) is None:
             return
         at = where()
@@ -52,6 +54,21 @@ class FormCounts:
                 key = (side, *found)
                 self.counts[key] = self.counts.get(key, 0) + 1
                 self.first.setdefault(key, at)
+
+    def to_meta(self, side: str) -> list[list[Any]]:
+        """One side's counts as JSON for the disk store's meta.json: [family, form, count, first line]."""
+        return [[fam, form, n, self.first[(sd, fam, form)]] for (sd, fam, form), n in self.counts.items() if sd == side]
+
+    def load(self, side: str, entries: list[list[Any]] | None, where: Callable[[int], str]) -> None:
+        """A side counted earlier (``to_meta``) when the disk store is reused; None (a store written before this
+        count existed): the side stays uncounted."""
+        if entries is None:
+            self.uncounted.add(side)
+            return
+        self.uncounted.discard(side)
+        for family, form, n, line in entries:
+            self.counts[(side, family, form)] = n
+            self.first[(side, family, form)] = where(line)
 
     def warnings(self) -> list[CollectionWarning]:
         """One ``mixed_letter_forms`` warning per family written in more than one form across both sides."""

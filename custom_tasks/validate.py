@@ -112,7 +112,8 @@ class CollectionBuilder:
             self.warnings.append(warning)
         self._doc_at[doc_id] = (table, loc)
         self.corpus[doc_id] = {"title": title, "text": text}  # type: ignore[index]
-        self.letter_forms.add("documents", f"{title} {text}", lambda: place(table, loc))
+        self.letter_forms.add("documents", title, lambda: place(table, loc))
+        self.letter_forms.add("documents", text, lambda: place(table, loc))
 
     def use_stored_corpus(self, corpus: Mapping[str, dict[str, str]], warnings: list[CollectionWarning],
                           doc_warnings: list[CollectionWarning]) -> None:
@@ -122,7 +123,6 @@ class CollectionBuilder:
         would find in its documents, computed while streaming so they are not searched for again.
         """
         self.corpus = corpus
-        self.letter_forms.uncounted.add("documents")
         self.warnings.extend(warnings)
         self._doc_warnings = doc_warnings
 

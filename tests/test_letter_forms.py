@@ -69,3 +69,15 @@ def test_validate_prints_it(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["tasks", "validate", str(tmp_path / "ro.yaml")], env={"COLUMNS": "300"})
     assert r.exit_code == 0, r.output
     assert "warning mixed_letter_forms x1" in r.output and "queries.jsonl:" in r.output
+
+
+def test_a_corpus_in_the_disk_store_is_counted_while_streaming_and_when_reused(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PRIVATE_MTEB_CORPUS_CACHE", str(tmp_path / "cache"))
+    folder = write_romanian_collection(tmp_path / "ro", query_letters="cedilla")
+    monkeypatch.setenv("PRIVATE_MTEB_STORE_MIN_DOCS", "1000000000")
+    in_memory = _load(folder)
+    monkeypatch.setenv("PRIVATE_MTEB_STORE_MIN_DOCS", "0")  # every corpus goes to the disk store
+    first, again = _load(folder), _load(folder)  # built while streaming, then reused from its meta.json
+    assert type(in_memory.corpus) is dict
+    assert type(first.corpus) is not dict
+    assert _mixed(first) == _mixed(again) == _mixed(in_memory) != []

@@ -20,6 +20,7 @@ from ..collection import CollectionWarning
 from ..corpus_store import FORMAT_VERSION, CorpusStore, cache_root
 from ..corpus_store_writer import InvalidText, StoreWriter
 from ..errors import CollectionError
+from ..letter_forms import FormCounts
 from ..validate import (EMPTY_KEY, KEPT_PER_KIND, LONG_DOC_TOKENS, CollectionBuilder, check_doc_text, checked_id,
                         doc_key_and_tokens, duplicate_doc_warning, empty_doc_warning, long_doc_warning, more_warnings,
                         place, title_only_warning, warning_lines)
@@ -60,6 +61,7 @@ def load_corpus_stored(b: CollectionBuilder, t: Table, doc_id: str, title: str, 
             raise CollectionError(display_path(folder), f"cannot write the corpus cache ({e.strerror or e}): "
                                   f"set PRIVATE_MTEB_CORPUS_CACHE to a writable folder with free space") from None
     b.use_stored_corpus(store, *_meta_warnings(t, store.meta))
+    b.letter_forms.load("documents", store.meta.get("letter_forms"), lambda loc: place(t, loc))
 
 
 def _meta_warnings(t: Table, meta: dict[str, Any]) -> tuple[list[CollectionWarning], list[CollectionWarning]]:
@@ -86,7 +88,8 @@ def _build(t: Table, folder: Path, doc_id: str, title: str, text: str) -> Corpus
     writer = StoreWriter(folder, count_rows_upper_bound(t.path))
     committed = False
     try:
-        title_only, empty, long_docs = _stream(t, writer, doc_id, title, text)
+        forms = FormCounts()
+        title_only, empty, long_docs = _stream(t, writer, doc_id, title, text, forms)
         dup = writer.first_duplicate()
         if dup is not None:
             if t.log is None:
@@ -98,7 +101,8 @@ def _build(t: Table, folder: Path, doc_id: str, title: str, text: str) -> Corpus
         meta = {"source": str(t.path), "title_only": title_only.kept, "title_only_more": title_only.more,
                 "empty": empty.kept, "empty_more": empty.more,
                 "doc_warnings": [e for _, _, e in entries],
-                "doc_warnings_more": {"duplicate_doc_text": dups.more, "long_document": long_docs.more}}
+                "doc_warnings_more": {"duplicate_doc_text": dups.more, "long_document": long_docs.more},
+                "letter_forms": forms.to_meta("documents")}
         if t.log is not None:
             if t.log.errors:  # the warnings come with the errors, as on the in-memory path
                 skipped = place(t, dup[1]) if dup is not None else None  # a repeated id's row is skipped
@@ -135,11 +139,12 @@ class _Earliest:
         return self.total - len(self.kept)
 
 
-def _stream(t: Table, writer: StoreWriter, doc_id: str, title: str,
-            text: str) -> tuple[_Earliest, _Earliest, _Earliest]:
+def _stream(t: Table, writer: StoreWriter, doc_id: str, title: str, text: str,
+            forms: FormCounts) -> tuple[_Earliest, _Earliest, _Earliest]:
     """Every row into the writer; the checks of ``add_doc`` in its order (a repeated id wins over later errors).
 
-    (title-only, empty, long) documents found; with a problem log on ``t`` a bad row is recorded and skipped."""
+    (title-only, empty, long) documents found, and the letter forms they write counted into ``forms`` (by line);
+    with a problem log on ``t`` a bad row is recorded and skipped."""
     title_only, empty, long_docs = _Earliest(), _Earliest(), _Earliest()
     row = 0
     try:
@@ -153,6 +158,8 @@ def _stream(t: Table, writer: StoreWriter, doc_id: str, title: str,
                     (empty if warning.kind == "empty_document" else title_only).add((loc, did))
                 if n > LONG_DOC_TOKENS:
                     long_docs.add((row, did, n))
+                forms.add("documents", title_s, lambda: loc)
+                forms.add("documents", text_s, lambda: loc)
                 row += 1
     except InvalidText as e:
         raise t.error(e.row, "a document holds a lone UTF-16 surrogate (an escape such as \\ud800 without its "
