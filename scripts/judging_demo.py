@@ -145,7 +145,7 @@ def main() -> None:
     cli(project, "labels", "agreement", "-t", TASK, "--show", "8", log=log)
     cli(project, "labels", "merge", "-t", TASK, log=log)
     cli(project, "run", "-c", "configs/benchmarks/demo.yaml", log=log)
-    transcript = "\n".join(log)
+    transcript = "\n".join(log).replace(str(project), ".")  # the scratch copy's path is the reader's checkout
     (REPO / "docs" / "judging-demo.txt").write_text(transcript, encoding="utf-8")
     print(transcript)
     print(f"screenshot: {shot}\nscratch project: {project}")
