@@ -153,14 +153,14 @@ class Analyzer:
         return [normalize_text(t, fold_accents=self.fold_accents) for t in texts]
 
     def describe(self) -> str:
-        """One line: 'stemmer romanian (PyStemmer), no stop-word list: terms in >= 90% of documents dropped, ...'."""
+        """One line: 'stemmer romanian (PyStemmer), no stop-word list: terms in 90% or more of the documents dropped, ...'."""
         parts = [f"stemmer {self.stemmer} (PyStemmer)" if self.stemmer else "no stemmer"]
         if isinstance(self.stopwords, tuple):
             parts.append(f"stop words: the task's {len(self.stopwords)} words")
         elif self.stopwords:
             parts.append(f"stop words {self.stopwords} (bm25s, {len(self.stopword_set())} words)")
         elif self.stopword_frequency > 0:
-            parts.append(f"no stop-word list: terms in >= {self.stopword_frequency:.0%} of documents dropped")
+            parts.append(f"no stop-word list: terms in {self.stopword_frequency:.0%} or more of the documents dropped")
         else:
             parts.append("no stop words")
         parts.append("lowercase" if self.lowercase else "case kept")

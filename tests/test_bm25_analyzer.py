@@ -137,7 +137,7 @@ def stored(cfg: BenchmarkConfig, task: str = "RoBM25") -> tuple[dict[str, float]
 
 @pytest.mark.parametrize("languages, bm25, stemmer, words, lower", [
     # a mixed corpus: mteb would take English's analyzer; the block chooses the Romanian stemmer (fails on main:
-    # no bm25: key) and no stop-word list (terms in >= 90% of documents dropped, as mteb does)
+    # no bm25: key) and no stop-word list (terms in 90% or more of the documents dropped, as mteb does)
     (["ron-Latn", "eng-Latn"], {"stemmer": "romanian", "stopwords": "none"}, "romanian", None, True),
     # German's stemmer and the task's own stop words, case kept
     (["ron-Latn"], {"stemmer": "german", "stopwords": ["și", "de", "se", "în"], "lowercase": False}, "german",
@@ -202,7 +202,7 @@ def test_defaults_follow_mteb_per_language():
     assert sorted({row[0] for row in private("bm25_languages").values() if row[0]}) == sorted(STOPWORD_KEYS)
     ro = resolve_analyzer(["ron-Latn"])
     assert (ro.stemmer, ro.stopwords, ro.tokenizer, ro.note) == ("romanian", None, "words", "")
-    assert ro.describe().startswith("stemmer romanian (PyStemmer), no stop-word list: terms in >= 90% of documents")
+    assert ro.describe().startswith("stemmer romanian (PyStemmer), no stop-word list: terms in 90% or more of the documents")
     de = resolve_analyzer(["deu-Latn"])
     assert (de.stemmer, de.stopwords) == ("german", "de") and "stop words de (bm25s, " in de.describe()
     mixed = resolve_analyzer(["ron-Latn", "eng-Latn"])
@@ -263,8 +263,19 @@ def test_run_names_the_analyzer_and_a_bad_combination_is_one_line(tmp_path):
     bench = write_benchmark(tmp_path, [str(write_task(tmp_path, ["ron-Latn"]))], models=[{"name": "bm25"}])
     out = CliRunner().invoke(app, ["run", "-c", str(bench)])
     assert out.exit_code == 0, out.output
-    assert ("BM25 analyzer for RoBM25 (ron-Latn): stemmer romanian (PyStemmer), no stop-word list: terms in >= 90% "
-            "of documents dropped, lowercase, word tokens") in out.output
+    assert ("BM25 analyzer for RoBM25 (ron-Latn): stemmer romanian (PyStemmer), no stop-word list: terms in 90% or "
+            "more of the documents dropped, lowercase, word tokens") in out.output
+    named = ("stemmer romanian (PyStemmer), no stop-word list: terms in 90% or more of the documents dropped, "
+             "lowercase, word tokens")
+    stats = CliRunner().invoke(app, ["stats", "-c", str(bench), "--resamples", "200"])
+    assert stats.exit_code == 0 and f"BM25 analyzer: {named}" in stats.output, stats.output
+    doc = json.loads(CliRunner().invoke(app, ["stats", "-c", str(bench), "--resamples", "200", "--format",
+                                              "json"]).output)
+    assert doc["bm25_analyzers"]["RoBM25"]["BM25"]["stemmer"] == "romanian"
+    md = tmp_path / "report.md"
+    rep = CliRunner().invoke(app, ["report", "-c", str(bench), "-o", str(md), "--no-public"])
+    assert rep.exit_code == 0, rep.output
+    assert f"| RoBM25 | ron-Latn | 24 | 48 | {named} |" in md.read_text(encoding="utf-8")
     write_task(tmp_path, ["zho-Hans"], {"stemmer": "english"})
     bad = CliRunner().invoke(app, ["run", "-c", str(bench)])
     assert bad.exit_code == 2 and "task.yaml" in bad.output and "character tokens" in bad.output

@@ -152,6 +152,15 @@ def _per_query_file(results_dir: Path, model_name: str, task_name: str, split: s
     return path, subsets
 
 
+def stored_run_meta(results_dir: Path, model_name: str, task_name: str, split: str = "test",
+                    revision: str | None = None) -> dict[str, Any]:
+    """A stored run's own fields (model, fingerprint, the analyzer BM25 used, ...), without its scores."""
+    path, _ = _per_query_file(results_dir, model_name, task_name, split, revision)
+    st = path.stat()
+    data = _once(("per_query", str(path.resolve()), st.st_mtime_ns, st.st_size), lambda: read_json(path))
+    return {k: v for k, v in data.items() if k != "subsets"}
+
+
 def load_fingerprinted(results_dir: Path, model_name: str, task_name: str, metric: str = "ndcg_at_10",
                        split: str = "test", revision: str | None = None, subset: str = "default"
                        ) -> tuple[str, dict[str, tuple[str | None, float]]]:

@@ -140,6 +140,7 @@ def stats_cmd(
     offline_default()
     if fmt not in FORMATS:
         raise typer.BadParameter(f"unknown format '{fmt}' ({'|'.join(FORMATS)})", param_hint="--format")
+    from ..analysis.analyzer_notes import analyzer_lines, stored_analyzers
     from ..analysis.label_notes import label_notes, stats_tags
     from ..analysis.per_query import read_once
     from ..analysis.stats_report import best_sentence, stats_report
@@ -154,6 +155,7 @@ def stats_cmd(
         console.print(chosen.note, highlight=False, markup=False)
     n_resamples = resamples or opts.resamples
     reports, decisions, bests = [], [], []
+    analyzers: dict[str, dict[str, Any]] = {}
     with read_once():  # per-query files and collections: read once, whatever the number of metrics
         for entry, task_name in entries:
             for m in metric or opts.metrics:
@@ -186,14 +188,21 @@ def stats_cmd(
             if reports and reports[-1].data_note and fmt != "json":  # data differ: said once per task
                 (console if fmt != "csv" else err_console).print(reports[-1].data_note, style="yellow",
                                                                  highlight=False, markup=False)
+            found = stored_analyzers(cfg.results_path, task_name, names)  # the analyzer BM25 used
+            analyzers[task_name] = found
             if fmt == "table":  # judged@10 and the generator guard (runners/analysis/label_notes.py)
                 for line in label_notes(cfg, entry, names):
                     console.print(line, highlight=False, markup=False)
+            if fmt in ("table", "markdown") and found:
+                for line in analyzer_lines(found):
+                    console.print(line, highlight=False, markup=False, soft_wrap=True)
     if fmt == "json":  # exactly one JSON document, NaN -> null (plain stdout: rich would wrap lines)
         doc: dict[str, Any] = {"candidates": {"names": names, "among": chosen.among, "narrowed": chosen.narrowed},
                                "tasks": [{**r.to_dict(), "best": b["sentence"]} for r, b in zip(reports, bests)]}
         if decisions:
             doc["decisions"] = decisions
+        if any(analyzers.values()):  # task -> candidate label -> the analyzer BM25 used (null: not recorded)
+            doc["bm25_analyzers"] = {t: a for t, a in analyzers.items() if a}
         typer.echo(json.dumps(doc, indent=1, allow_nan=False))
     elif fmt == "csv":
         from .common import print_data

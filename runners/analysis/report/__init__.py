@@ -5,7 +5,7 @@ one file to open, share and attach, with the ranking's uncertainty, which differ
 models fail and how the private ranking relates to the public board. Nothing here loads a model:
 runners.execution is never imported, and mteb only when the private-vs-public section is built.
 
-Modules: data (stored results), numbers (statistics), sections / experiments / public / provenance
+Modules: data (stored results), numbers (statistics), sections / tasks / experiments / public / provenance
 (the sections; labels: coverage and raters' agreement), figures + svg (plots), blocks (the document), html / markdown (renderers).
 """
 
@@ -30,6 +30,7 @@ from .markdown import render_markdown
 from .over_time import over_time_section
 from .provenance import provenance
 from .public import public_section
+from .tasks import tasks_section
 
 __all__ = ["build_report", "render", "write_report", "Report"]
 
@@ -49,6 +50,7 @@ def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text
     nums = [sections.task_numbers(td, ctx) for td in tasks]
     config = cfg.path.name if cfg.path else cfg.name  # the set the summary's best is drawn from
     parts: list[Section | None] = [sections.summary(nums, config), sections.results_table(nums, ctx),
+                                   tasks_section(tasks, results_dir, split),
                                    sections.forest(nums, ctx), sections.per_query(nums, ctx), labels_section(nums, bench=cfg),
                                    experiments(cfg, tasks, stored), cost_section(cfg, tasks, nums, margin),
                                    over_time_section(cfg, [(td.name, td.main_metric) for td in tasks])]
