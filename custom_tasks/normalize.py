@@ -49,9 +49,6 @@ VARIANTS: dict[str, str] = {
     "\u2019": "'",       # ’ right single quotation mark used as an apostrophe
     "\u00ad": "",        # soft hyphen
 }
-#: the same mapping for upper-case input, for ``variant_counts`` (which looks at the text as written)
-UPPER_VARIANTS: dict[str, str] = {"\u015e": "\u0218", "\u0162": "\u021a"}  # Ş -> Ș, Ţ -> Ț
-
 _VARIANT_TABLE = str.maketrans(VARIANTS)
 #: letters with no Unicode decomposition that accent folding still takes to their base letter
 _NO_DECOMPOSITION = str.maketrans({"\u0131": "i", "\u0142": "l", "\u00f8": "o", "\u0111": "d", "\u0127": "h"})
@@ -83,21 +80,3 @@ def _fold_accents(text: str) -> str:
         kept.append(ch)
     return unicodedata.normalize("NFC", "".join(kept))
 
-
-def variant_counts(text: str) -> dict[str, int]:
-    """How often each variant letter of ``VARIANTS``/``UPPER_VARIANTS`` that has a letter on both sides (the
-    Romanian pairs, the Arabic/Persian pairs) occurs in ``text`` as written, by character; decomposed input
-    ("s" + combining cedilla) counted as its composed letter. For checks that two files agree on one form."""
-    counts: dict[str, int] = {}
-    for ch in unicodedata.normalize("NFC", text):
-        if ch in LETTER_PAIRS:
-            counts[ch] = counts.get(ch, 0) + 1
-    return counts
-
-
-#: each letter of a letter pair -> its pair's name (both forms of the pair carry the same name)
-LETTER_PAIRS: dict[str, str] = {}
-for _a, _b in [*((k, v) for k, v in VARIANTS.items() if len(v) == 1 and v != "'"), *UPPER_VARIANTS.items()]:
-    _name = f"{_a}/{_b}"
-    LETTER_PAIRS[_a] = _name
-    LETTER_PAIRS[_b] = _name

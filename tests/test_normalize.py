@@ -6,7 +6,8 @@ import unicodedata
 
 import pytest
 
-from custom_tasks.normalize import LETTER_PAIRS, normalize_text, variant_counts
+from custom_tasks.letter_forms import FAMILIES
+from custom_tasks.normalize import normalize_text
 
 CEDILLA = "Şcoala de fetiţe îşi ţine porţile deschise"  # what a pre-2007 keyboard types
 COMMA = "Școala de fetițe își ține porțile deschise"  # the standard's comma below
@@ -62,8 +63,9 @@ def test_idempotent() -> None:
             assert normalize_text(once, fold_accents=fold) == once
 
 
-def test_variant_counts_see_the_written_form() -> None:
-    assert variant_counts(CEDILLA) == {"Ş": 1, "ţ": 3, "ş": 1}
-    assert variant_counts(COMMA) == {"Ș": 1, "ț": 3, "ș": 1}
-    assert variant_counts("s\u0327") == {"ş": 1}
-    assert LETTER_PAIRS["ş"] == LETTER_PAIRS["ș"]
+def test_every_form_validate_tells_apart_is_one_form_to_the_normaliser() -> None:
+    """letter_forms.FAMILIES (validate's mixed_letter_forms) and normalize_text agree: the first form is kept."""
+    for forms in FAMILIES.values():
+        kept, *others = forms.values()
+        for other in others:
+            assert other != kept and normalize_text(other) == normalize_text(kept) == kept.casefold()
