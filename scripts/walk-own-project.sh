@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's "Your own project, step by step", walked for real: an export in an empty folder outside the
-# checkout -> init -> run -> stats -> baseline -> check (exit 0), with the checkout's .venv on PATH.
+# checkout -> init -> run -> stats -> baseline save + commit -> check (exit 0), with the checkout's .venv on PATH.
 # Prints each shown command as "$ cmd" and its output; scripts/docs-outputs.sh pastes that into the README.
 # The demo knowledge base's files stand in for the export. Slow-ish: one MiniLM encode of 425 texts.
 set -euo pipefail
@@ -14,7 +14,8 @@ mkdir export && cp "$REPO/data/demo_kb/corpus.jsonl" "$REPO/data/demo_kb/evalset
 show() { echo "\$ $*"; "$@" 2>&1 | sed "s|$WALK|~/my-search|g"; }
 show private-mteb init export
 private-mteb run >/dev/null 2>&1   # without -c: the project's only benchmark config
-cp -r results baseline
+show private-mteb baseline save
+git add configs baseline && git -c user.name=walk -c user.email=walk@localhost commit -qm "retrieval baseline"
 echo "\$ private-mteb check --baseline baseline; echo \$?"
 set +e
 private-mteb check --baseline baseline 2>&1 | sed "s|$WALK|~/my-search|g"

@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from . import analysis, run, tasks
+from . import baseline as baseline_cmds
 from . import export as export_cmds
 from . import history as history_cmds
 from . import inspect as inspect_cmds
@@ -76,6 +77,7 @@ app.command("backends")(backends_cmd)
 app.add_typer(inspect_cmds.app, name="inspect")
 app.add_typer(history_cmds.app, name="history")
 app.add_typer(export_cmds.app, name="export")
+app.add_typer(baseline_cmds.app, name="baseline")
 app.command("init")(init_cmd)
 app.command("report")(report_cmd)
 
