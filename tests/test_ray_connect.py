@@ -133,3 +133,38 @@ def test_connect_timeout_is_a_positive_config_field(tmp_path):
     assert EncodeOptions().connect_timeout == 30
     with pytest.raises(Exception, match="connect_timeout"):
         BenchmarkConfig.from_file(write_benchmark(tmp_path, [str(TINY_YAML)], encode={"connect_timeout": 0}))
+
+
+def _run_cli(tmp_path, monkeypatch, address):
+    from typer.testing import CliRunner
+
+    from runners.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    path = write_benchmark(tmp_path, [str(TINY_YAML)], models=[
+        {"name": "test/counting", "revision": "1", "factory": "tests.test_ray_connect:counting_encoder"}],
+        encode={"engine": "ray", "address": address, "connect_timeout": 5})
+    LOADS.clear()
+    return CliRunner().invoke(app, ["run", "-c", str(path)], terminal_width=400)
+
+
+def test_run_without_ray_prints_its_error_alone(tmp_path, monkeypatch):
+    """Issue 36: the progress line and the lint line came before the one-line error (three lines for one)."""
+    monkeypatch.setitem(sys.modules, "ray", None)
+    out = _run_cli(tmp_path, monkeypatch, "127.0.0.1:1")
+    assert out.exit_code == 2, out.output
+    lines = [line for line in out.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "not installed" in lines[0], out.output
+    assert LOADS == []
+
+
+def test_run_with_an_unreachable_head_prints_its_error_alone(tmp_path, monkeypatch):
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'private-mteb[ray]')")
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = _run_cli(tmp_path, monkeypatch, f"127.0.0.1:{port}")
+    assert out.exit_code == 2, out.output
+    lines = [line for line in out.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"encode.address '127.0.0.1:{port}': cannot reach" in lines[0], out.output
+    assert LOADS == []

@@ -128,6 +128,10 @@ def run(
 
     as_json = fmt == "json"
     cfg.check_model_paths()  # before anything loads: not a failed candidate minutes into the run
+    if cfg.encode.engine == "ray":  # Ray missing or its head unreachable: that line alone, before anything prints
+        from ..execution.distributed.ray_connect import preflight
+
+        preflight(cfg.encode.address, cfg.encode.connect_timeout, cfg.path)
     check_tasks(cfg)
     tasks = [load_task(t, cfg) for t in cfg.tasks]
     cands = candidates_for(cfg)

@@ -49,6 +49,19 @@ def connect(ray: Any, address: str | None, timeout: float, config: Path | str | 
     return target
 
 
+def preflight(address: str | None, timeout: float, config: Path | str | None) -> Any:
+    """`ray` imported and its head answering at `address` (resolved, TCP and gRPC within `timeout`), without
+    starting a Ray session; a one-line error otherwise. `run` calls it before it prints anything: a run that
+    cannot start on its cluster says so alone, not after a progress line and the lint line."""
+    ray = import_ray(config)
+    given = address or "auto"
+    deadline = time.monotonic() + timeout
+    host, port = _host_port(_resolve(given, config), given, config)
+    _probe(host, port, deadline, given, timeout, config)
+    _grpc_ready(host, port, deadline, given, timeout, config)
+    return ray
+
+
 def _fault(config: Path | str | None, given: str, problem: str) -> EnvironmentFault:
     return EnvironmentFault(config, f"encode.address {given!r}: {problem}")
 
