@@ -121,7 +121,7 @@ def test_check_follows_a_candidate_changed_under_its_label(tmp_path):
                         terminal_width=400)
     assert out.exit_code == 1, out.output
     text = " ".join(out.output.split())
-    bound = re.search(r"One -> One: FAIL: nDCG@10 0\.9010 → 0\.3010, dropped by \S+ \(> allowed 0\.010\), at least (\S+) "
+    bound = re.search(r"One -> One \(max_seq_length 4\): FAIL: nDCG@10 0\.9010 → 0\.3010, dropped by \S+ \(> allowed 0\.010\), at least (\S+) "
                       r"\(95% one-sided", text)
     assert bound and float(bound.group(1)) > 0, text
     assert "BM25 -> BM25: PASS" in text, text

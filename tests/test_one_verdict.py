@@ -154,11 +154,11 @@ def test_one_verdict_on_the_newcomer_scenario(tmp_path):
     said, check = _verdicts(project, "grown")
     out = _ok(check, 1)
     assert len(set(said.values())) == 1, said
-    fails = re.findall(r"(MiniLM(?: \+bm25 w0\.5)?) -> \1: FAIL: nDCG@10 \S+ → \S+, dropped by (\S+) \(> allowed 0\.010\), "
-                       r"at least (\S+) \(95% one-sided bound\)", out)
+    fails = re.findall(r"(MiniLM(?: \+bm25 w0\.5)?) -> \1 \(max_seq_length 4\): FAIL: nDCG@10 \S+ → \S+, "
+                       r"dropped by (\S+) \(> allowed 0\.010\), at least (\S+) \(95% one-sided bound\)", out)
     assert {who for who, *_ in fails} == {"MiniLM", HYBRID}, out
     for _, drop, bound in fails:
         assert 0 < float(bound) <= float(drop), out  # on the drop's side of zero
     assert "BM25 -> BM25: PASS" in out and "corpus:" not in out, out
     by_label = _ok(_cli(project, "check", "--baseline", "grown", "--candidate", "MiniLM", "--resamples", "2000"), 1)
-    assert "MiniLM -> MiniLM: FAIL" in by_label, by_label
+    assert "MiniLM -> MiniLM (max_seq_length 4): FAIL" in by_label, by_label

@@ -95,3 +95,57 @@ def test_one_p_value_format_in_experiments_and_report():
                         "diff_ci_high": 0.15, "p_holm": 0.0004, "significant": True}])
     table = format_experiment_table(df)
     assert "p<0.001 Holm *" in table and "p_holm=0.000" not in table, table
+
+
+def test_shown_label_says_the_settings_the_label_does_not():
+    from runners.results.variants import shown_label
+
+    assert shown_label("MiniLM", "sentence-transformers/all-MiniLM-L6-v2@msl128") == "MiniLM (max_seq_length 128)"
+    assert shown_label("all-MiniLM-L6-v2@msl128", "sentence-transformers/all-MiniLM-L6-v2@msl128") == \
+        "all-MiniLM-L6-v2@msl128"  # the default label says it already
+    assert shown_label("MiniLM +bm25 w0.5", "private-mteb/all-MiniLM-L6-v2@msl4+bm25-w0.5") == \
+        "MiniLM +bm25 w0.5 (max_seq_length 4)"  # a hybrid built on the variant
+    assert shown_label("M chunk=128/32", "acme/m@msl4@onnx-int8@chunk128-32") == \
+        "M chunk=128/32 (max_seq_length 4, onnx int8)"
+    assert shown_label("BM25", "mteb/baseline-bm25s") == "BM25"
+    assert shown_label("one@x", "acme/one@x") == "one@x"  # an '@' of the model's own name is no setting
+
+
+def test_a_label_swapped_to_its_variant_says_so_in_check_stats_and_history(tmp_path):
+    """The config keeps the label `One` when its model gets `max_seq_length: 128` (as the gate needs: a label
+    names a candidate across settings); check, stats and history print which setting ran."""
+    import shutil
+
+    from runners.analysis.history import record_run
+    from runners.analysis.history_timeline import build_timelines, format_timelines
+
+    results, history = tmp_path / "results", tmp_path / "history"
+    write_model(results, "acme/one", TINY, scores(0.8, 1, spread=0.05), "One")
+    record_run(history, results, [{"name": "acme/one", "label": "One", "task": TINY, "status": "ran"}],
+               n_resamples=200)
+    base = tmp_path / "base"
+    shutil.copytree(results, base)
+    write_model(results, "acme/one@msl128", TINY, scores(0.4, 1, spread=0.05), "One")
+    records, _ = record_run(history, results, [{"name": "acme/one@msl128", "label": "One", "task": TINY,
+                                                "status": "ran"}], n_resamples=200)
+    path = write_config(tmp_path / "bench.yaml", results, [str(TINY_YAML)],
+                        [{"name": "acme/one", "label": "One", "max_seq_length": 128}])
+    path.write_text(path.read_text() + f"history: {history}\n")
+    out = runner.invoke(app, ["check", "--baseline", str(base), "-c", str(path), "--resamples", "500"],
+                        terminal_width=400)
+    assert out.exit_code == 1, out.output
+    assert f"{TINY}: One -> One (max_seq_length 128): FAIL: nDCG@10 " in out.output, out.output
+    out = runner.invoke(app, ["stats", "-c", str(path), "-m", "ndcg_at_10"], terminal_width=400)
+    assert out.exit_code == 0 and "│ One (max_seq_length 128) │" in out.output, out.output
+    from runners.results.history_store import HistoryStore
+
+    (tl,) = build_timelines(HistoryStore(history).read().records, n_resamples=200)
+    assert [s.shown for s in tl.steps] == ["One", "One (max_seq_length 128)"]
+    lines = format_timelines([tl])
+    assert any(line.endswith("; as One (max_seq_length 128)") for line in lines), lines
+    from runners.analysis.report import build_report, render
+    from runners.config.benchmark import BenchmarkConfig
+
+    md = render(build_report(BenchmarkConfig.from_file(path), with_public=False), "md")
+    rows = [line for line in md.replace("\\", "").splitlines() if line.startswith("| 20")]  # over time: a row a record
+    assert len(rows) == 2 and "| One |" in rows[0] and "| One (max_seq_length 128) |" in rows[1], rows

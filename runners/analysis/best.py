@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.benchmark import BenchmarkConfig
+from ..results.variants import shown_label
 from .candidate_set import candidate_set, config_names
 from .errors import AnalysisError
 from .stats_report import best_sentence, report_from_scores, stats_report
@@ -61,8 +62,8 @@ def history_best(cfg: BenchmarkConfig, records: list[Mapping[str, Any]], tasks: 
             keep &= {q for q, (fp, _) in side.items() if q in sides[0] and sides[0][q][0] == fp}
         if not keep:
             continue
-        per_query = {str(r["candidate"].get("label")): {q: s for q, (_, s) in side.items() if q in keep}  # type: ignore[index]
-                     for r, side in zip(latest, sides)}
+        per_query = {shown_label(str(r["candidate"].get("label")), str(r["candidate"].get("name"))):  # type: ignore[index]
+                     {q: s for q, (_, s) in side.items() if q in keep} for r, side in zip(latest, sides)}
         rep = report_from_scores(task, str(metrics.pop()), per_query, opts.resamples, opts.seed, opts.confidence,
                                  opts.method)
         out[task] = best_sentence(rep, chosen.among)

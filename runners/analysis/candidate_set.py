@@ -18,6 +18,7 @@ from typing import Any
 from ..config.benchmark import BenchmarkConfig
 from ..config.experiments import plan_experiments
 from ..results.store import load_candidates
+from ..results.variants import shown_label
 from .errors import AnalysisError
 
 
@@ -37,12 +38,13 @@ def config_candidates(cfg: BenchmarkConfig, results_dir: Path | None = None) -> 
     """The config's models, then its experiment candidates; revisions and labels as the run recorded them
     (labels shared by two candidates get their results name appended, so every row stays tellable)."""
     known = load_candidates(cfg.results_path if results_dir is None else results_dir)
-    out = [Candidate(m.results_name, known.get(m.results_name, {}).get("label") or m.default_label,
+    out = [Candidate(m.results_name, shown_label(known.get(m.results_name, {}).get("label") or m.default_label,
+                                                 m.results_name),
                      known.get(m.results_name, {}).get("revision"), "model") for m in cfg.models]
-    for p in plan_experiments(cfg):
+    for p in plan_experiments(cfg):  # labels as every command prints them (results/variants.py shown_label)
         rec = known.get(p.name, {})
-        out.append(Candidate(p.name, rec.get("label") or p.label, rec.get("revision"), p.kind, dict(p.params),
-                             p.base.results_name))
+        out.append(Candidate(p.name, shown_label(rec.get("label") or p.label, p.name), rec.get("revision"), p.kind,
+                             dict(p.params), p.base.results_name))
     labels = [c.label for c in out]
     return [c if labels.count(c.label) == 1 else Candidate(c.name, f"{c.label} [{c.name}]", c.revision, c.kind,
                                                            c.params, c.base) for c in out]

@@ -36,7 +36,7 @@ from ..results.store import SIDE, find_run
 from .errors import AnalysisError
 from .pairing import CorpusChange, Pairing, corpus_change, pair_queries
 from .per_query import (RUN_HINT, all_models, find_model, label_of, load_fingerprinted, read_once, result_models,
-                        stored_corpus)
+                        stored_corpus, stored_label)
 from .resampling import drop_bound
 from .stats import Scores, align_scores, format_number, format_p, format_score, metric_label
 
@@ -211,7 +211,7 @@ def _baseline_runs(base_dir: Path, base_key: str | None, tasks: list[str] | None
             found = find_model(base_dir, base_key, models)
             models = [found] if found else []
         elif only is not None:
-            models = [m for m in models if m in only or _replaced(m, label_of(base_dir, m), models, swapped)]
+            models = [m for m in models if m in only or _replaced(m, stored_label(base_dir, m), models, swapped)]
         if not models and tasks:
             whose = f" of model '{base_key}'" if base_key else ""
             raise AnalysisError(f"--task: the baseline has no results{whose} for task '{task}' in {base_dir}")
@@ -257,7 +257,7 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
     base_key = base_model or cand_model
     # the config's candidates by label: one swapped under its label (another model, another setting) is
     # checked against what the label named in the baseline, never the old one's results left in the folder
-    swapped = {} if only is None else {label_of(cand_dir, n): n for n in all_models(cand_dir) if n in only}
+    swapped = {} if only is None else {stored_label(cand_dir, n): n for n in all_models(cand_dir) if n in only}
     pairs, missing = [], []
     for task, b in _baseline_runs(base_dir, base_key, tasks, only, swapped):
         if cand_model is not None:
@@ -265,7 +265,7 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
             c = (find_model(cand_dir, cand_model, [n for n in names if n in only]) if only is not None else None) \
                 or find_model(cand_dir, cand_model, names)
         elif only is not None and b not in only:
-            c = swapped[label_of(base_dir, b)]
+            c = swapped[stored_label(base_dir, b)]
             c = c if find_run(cand_dir, c, task) is not None else None
         else:
             c = b if find_run(cand_dir, b, task) is not None else None

@@ -22,7 +22,8 @@ from .errors import AnalysisError
 from .gate import GateRun, check_options, regression_check
 from .history import fingerprinted, identity_changes, identity_of, result_fingerprinted
 from .pairing import corpus_change, pair_queries
-from .per_query import RUN_HINT, all_models, find_model, label_of, result_models, stored_corpus
+from ..results.variants import shown_label
+from .per_query import RUN_HINT, all_models, find_model, label_of, result_models, stored_corpus, stored_label
 
 SPECS = ("history:last", "history:accepted")
 
@@ -81,7 +82,7 @@ def history_gate(baseline: str, history_dir: Path | None, results_dir: Path, *, 
             stored = stored_result(results_dir, name, task, split)
             if stored is None:
                 continue
-            label = label_of(results_dir, name)
+            label, shown = stored_label(results_dir, name), label_of(results_dir, name)  # key, and what is printed
             base = _baseline_record(store, baseline, label, name, task, stored.identity.get("fingerprint"))
             if base is None:
                 missing.append((label, task))
@@ -103,13 +104,14 @@ def history_gate(baseline: str, history_dir: Path | None, results_dir: Path, *, 
                 size = base.get("corpus_size")
                 corpus = "; " + corpus_change(size if isinstance(size, int) else None,
                                               stored_corpus(results_dir, name, task, split, with_ids=False)[0]).describe()
-            notes.append(f"{task}: {label}: baseline = history record of {str(base['time'])[:19]} "
+            notes.append(f"{task}: {shown}: baseline = history record of {str(base['time'])[:19]} "
                          f"({'accepted' if baseline == 'history:accepted' else 'latest other'}); changed since: "
                          f"{changed}; {p.describe()}{corpus}")
             base_scores, cand_scores = fingerprinted(base), cand
             result = regression_check({q: base_scores[q][1] for q in p.paired}, {q: cand_scores[q][1] for q in p.paired},
                                       metric, max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)
-            outcomes.append((task, f"{label} ({baseline}, {str(base['time'])[:10]})", label, result))
+            base_shown = shown_label(str(base["candidate"].get("label") or label), str(base["candidate"].get("name")))
+            outcomes.append((task, f"{base_shown} ({baseline}, {str(base['time'])[:10]})", shown, result))
             pairings.append(p)
     if not outcomes and not missing:
         raise AnalysisError(f"--candidate: no per-query results in {results_dir}{' for ' + ', '.join(tasks) if tasks else ''}: {RUN_HINT}")

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..results.variants import shown_label
 from .history import fingerprinted, record_changes
 from .pairing import corpus_change, pair_queries
 from .resampling import bootstrap_ci, randomization_test
@@ -53,6 +54,12 @@ class Step:
     accepted: bool = False
 
     @property
+    def shown(self) -> str:
+        """The step's candidate as every command prints it: a timeline follows a label across settings, so each
+        step says which one it ran (`MiniLM (max_seq_length 4)`; results/variants.py shown_label)."""
+        return shown_label(self.candidate, self.model)
+
+    @property
     def corpus_grew(self) -> bool:
         return bool(self.corpus_delta and self.corpus_delta > 0)
 
@@ -79,6 +86,7 @@ class Step:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["corpus_grew"] = self.corpus_grew
+        out["shown"] = self.shown
         out["what_changed"] = self.what_changed()
         out["effect"] = self.effect()
         return out
@@ -188,6 +196,7 @@ def format_timelines(timelines: Sequence[Timeline]) -> list[str]:
             docs = f"{s.corpus_size} docs" if s.corpus_size is not None else "? docs"
             grew = f" (+{s.corpus_delta})" if s.corpus_grew else (f" ({s.corpus_delta})" if s.corpus_delta else "")
             flag = " [accepted]" if s.accepted else ""
+            flag += f"; as {s.shown}" if s.shown != tl.candidate else ""  # which setting of the label ran
             scores = f"{format_score(s.mean)} [{format_score(s.ci_low)}, {format_score(s.ci_high)}]"
             lines.append(f"  {when}  {s.git or '-':<14} {scores}  "
                          f"{docs}{grew}, {s.queries} queries  {s.what_changed()}{flag}")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from custom_tasks.config import find_task_configs, resolve_task_config
 
 from ..results.store import find_run, load_candidates, read_json
+from ..results.variants import shown_label
 from .errors import AnalysisError
 
 if TYPE_CHECKING:
@@ -86,8 +87,16 @@ def result_models(results_dir: Path, task_name: str) -> list[str]:
     return [n for n in all_models(results_dir) if find_run(results_dir, n, task_name) is not None]
 
 
-def label_of(results_dir: Path, model_name: str) -> str:
+def stored_label(results_dir: Path, model_name: str) -> str:
+    """The label `run` filed the candidate under (the key a label names across settings: the gate's swap, the
+    history's timelines); print `label_of` instead."""
     return load_candidates(results_dir).get(model_name, {}).get("label") or model_name
+
+
+def label_of(results_dir: Path, model_name: str) -> str:
+    """The candidate's label as every command prints it: with the encode settings it does not say
+    (results/variants.py shown_label: `MiniLM (max_seq_length 128)`)."""
+    return shown_label(stored_label(results_dir, model_name), model_name)
 
 
 def find_model(results_dir: Path, key: str, names: Iterable[str] | None = None) -> str | None:
@@ -95,7 +104,7 @@ def find_model(results_dir: Path, key: str, names: Iterable[str] | None = None) 
     names = list(all_models(results_dir) if names is None else names)
     if key in names:
         return key
-    return next((n for n in names if label_of(results_dir, n) == key), None)
+    return next((n for n in names if key in (stored_label(results_dir, n), label_of(results_dir, n))), None)
 
 
 def resolve_models(results_dir: Path, keys: Iterable[str]) -> list[str]:

@@ -362,7 +362,9 @@ def power_line(a: Aligned, metric: str = "score", alpha: float = 0.05, power: fl
                          "the same on every query; there is no difference between them to detect")
     else:
         sd = float(x[:, 0].std(ddof=1))
-        pair = f"{a.names[0]} and another candidate (from {a.names[0]}'s own spread: no second candidate)"
+        mdd = min_detectable_difference(sd, n, alpha, power, dist)
+        return mdd, (power_warning(mdd, n, metric, power)
+                     + f", judged from the spread of {a.names[0]} alone (no second candidate to pair it with)")
     mdd = min_detectable_difference(sd, n, alpha, power, dist)
     return mdd, power_warning(mdd, n, metric, power, pair)
 

@@ -222,11 +222,12 @@ def results_table(records: list[Any], results_dir: Path) -> Table:
     """The table `run` prints: one row per candidate x task that ran or was reused."""
     from ..analysis.stats import metric_label
     from ..execution.run import SUMMARY_METRICS
+    from ..results.variants import shown_label  # the label every command prints
 
     table = Table("model", "task", *[metric_label(m) for m in SUMMARY_METRICS], "time", title="results (test split)")
     for r in records:
         if r.status == "failed":
             continue
         when = "cached" if r.status == "skipped" else f"{r.seconds:.1f}s"
-        table.add_row(r.label, r.task, *summary_cells(r, results_dir), when)
+        table.add_row(shown_label(r.label, r.candidate), r.task, *summary_cells(r, results_dir), when)
     return table

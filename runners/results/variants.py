@@ -37,6 +37,37 @@ _IVF = re.compile(r"ivf(\d+)-p(\d+)")
 EXPERIMENTS = "experiments"  # mteb's folder name (mteb.cache.result_cache._EXPERIMENTS_FOLDER_NAME)
 
 
+#: an encode setting as a results name carries it anywhere: a model's own name (`org/m@msl128@onnx-int8`), an
+#: experiment built on it (`org/m@msl4@chunk128-32`) or a hybrid's (`private-mteb/m@msl4+bm25-w0.5`)
+_SETTING = re.compile(r"@(msl\d+|kw[0-9a-f]{8}|onnx-int8|onnx|openvino-bf16|openvino-int8|openvino)(?=@|\+|$)")
+
+
+def setting_text(tag: str) -> str:
+    """How a label says an encode-setting tag: `msl128` -> 'max_seq_length 128', `onnx-int8` -> 'onnx int8',
+    `kw1a2b3c4d` -> 'model_kwargs 1a2b3c4d' (the hash the results name carries)."""
+    if tag.startswith("msl"):
+        return f"max_seq_length {tag[3:]}"
+    if tag.startswith("kw"):
+        return f"model_kwargs {tag[2:]}"
+    backend, precision = BACKEND_TAGS[tag]
+    return f"{backend} {precision}"
+
+
+def shown_label(label: str, results_name: str) -> str:
+    """THE label every command prints for a candidate (check, stats, history, the report, experiments): its
+    label, followed by the encode settings its results name carries that the label does not say.
+
+    Why: a label names a candidate across settings (a config that sets `max_seq_length: 128` on its model keeps
+    the label `MiniLM`, so the gate pairs it with what `MiniLM` was in the baseline), but a reader must see that
+    the candidate is the 128-token variant: `MiniLM -> MiniLM (max_seq_length 128): FAIL`, and a report with the
+    model and its variant shows two different rows. A label that says its setting already (`all-MiniLM-L6-v2@msl128`,
+    `MiniLM max_seq_length 128`) is left as it is; labels stay the keys they are (runners/analysis/per_query.py
+    `stored_label`)."""
+    unsaid = [setting_text(t) for t in _SETTING.findall(results_name)
+              if f"@{t}" not in label and setting_text(t) not in label]
+    return f"{label} ({', '.join(dict.fromkeys(unsaid))})" if unsaid else label
+
+
 def search_kwargs(tag: str) -> dict[str, Any] | None:
     """experiment_kwargs of a chunking or ANN tag (`chunk128-32`, `hnsw-M16-ef64`, `ivf64-p8`, `flat`), else None."""
     if m := _CHUNK.fullmatch(tag):

@@ -29,7 +29,7 @@ def _steps_table(timelines: Sequence[Timeline], label: str) -> Table:
     for tl in timelines:
         for s in tl.steps:
             docs = "—" if s.corpus_size is None else f"{s.corpus_size:,}" + (f" (+{s.corpus_delta})" if s.corpus_grew else "")
-            rows.append([parse_time(s.time).strftime("%Y-%m-%d %H:%M"), tl.candidate, s.git or "—",
+            rows.append([parse_time(s.time).strftime("%Y-%m-%d %H:%M"), s.shown, s.git or "—",
                          s.what_changed() + (" · accepted" if s.accepted else ""), docs,
                          text.ci(s.mean, s.ci_low, s.ci_high), s.effect() or "—"])
     return Table(["date (UTC)", "candidate", "commit", "changed", "documents", f"{label} [95% CI]",
