@@ -182,7 +182,8 @@ def romanian_collection(seed: int = 0, n_docs: int = 96, n_queries: int = 72,
         corpus[did] = {"title": title, "text": text}
         about[did] = (v, n)
     for j in range(english_docs):
-        corpus[f"en{j:02d}"] = {"title": "", "text": ENGLISH_DOCS[j % len(ENGLISH_DOCS)]}
+        corpus[f"en{j:02d}"] = {"title": "", "text": f"{ENGLISH_DOCS[j % len(ENGLISH_DOCS)]} See procedure {j + 1} "
+                                                       "in the English handbook."}
     queries: dict[str, str] = {}
     qrels: dict[str, dict[str, int]] = {}
     for i, did in enumerate(list(about)[:n_queries]):

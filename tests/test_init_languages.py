@@ -10,6 +10,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from custom_tasks.bm25_analyzer import resolve_analyzer
+from custom_tasks.config import TaskConfig
 from custom_tasks.language_detect import LanguageShares, declared, identify, mteb_code
 from runners.cli import app
 from tests.conftest import REPO
@@ -36,6 +38,7 @@ def test_init_writes_romanian_for_a_romanian_collection_and_says_what_it_found(p
     res = runner.invoke(app, ["init", "data/ro_kb"])
     assert res.exit_code == 0, res.output
     assert "documents: Romanian 100% → languages: [ron-Latn]" in res.output
+    assert "BM25's analyzer: stemmer romanian (PyStemmer), no stop-word list" in res.output
     assert "questions: Romanian 9" in res.output
     codes, line = _languages(project, "ro-kb")
     assert codes == ["ron-Latn"] and "# detected (documents: Romanian 100%" in line
@@ -50,6 +53,14 @@ def test_a_mixed_corpus_declares_both_languages_in_order_of_their_share(project)
     assert found["documents"]["texts"] == 136
     assert found["documents"]["shares"]["eng-Latn"] == pytest.approx(40 / 136, abs=0.01)
     assert _languages(project, "mixed")[0] == ["ron-Latn", "eng-Latn"]
+    assert "several languages (eng, ron): mteb's BM25 uses English's analyzer" in json.loads(res.output)["bm25"]
+    task_yaml = project / "configs" / "tasks" / "mixed.yaml"  # the task chooses: the offered block, uncommented
+    text = task_yaml.read_text(encoding="utf-8")
+    assert "\n# bm25: {stemmer: romanian, stopwords: none}\n" in text
+    task_yaml.write_text(text.replace("# bm25: {", "bm25: {"), encoding="utf-8")
+    cfg = TaskConfig.from_file(task_yaml)
+    chosen = resolve_analyzer(cfg.languages, cfg.bm25)
+    assert (chosen.stemmer, chosen.stopwords, chosen.note) == ("romanian", None, "")
 
 
 def test_an_english_collection_is_detected_english_not_assumed(project):

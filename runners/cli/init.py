@@ -46,6 +46,8 @@ def init_cmd(
                        style="green"))
     for line in res.languages.lines() if res.languages else []:
         console.print(Text(line))
+    if res.bm25:
+        console.print(Text(f"BM25's analyzer: {res.bm25}"))
     from ..config.init_templates import grades_hint
 
     if grades_hint(res.grades) and "grades_map:" not in res.task_yaml.read_text(encoding="utf-8").replace("# grades_map:", ""):

@@ -43,11 +43,12 @@ class InitResult:
     counts: dict[str, Any] = field(default_factory=dict)  # documents, queries, labels per split, warnings
     grades: list[int] = field(default_factory=list)  # the grades detection saw (for the grades_map hint)
     languages: DetectedLanguages | None = None  # what the documents and questions are written in
+    bm25: str = ""  # the analyzer BM25 uses with the written languages, in words (bm25_analyzer.describe)
 
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task_name, "format": self.format, "task_yaml": str(self.task_yaml),
                 "benchmark_yaml": str(self.benchmark_yaml), "columns": self.columns, "counts": self.counts,
-                "languages": self.languages.to_dict() if self.languages else None}
+                "languages": self.languages.to_dict() if self.languages else None, "bm25": self.bm25}
 
 
 def _write(path: Path, text: str) -> None:
@@ -142,9 +143,12 @@ def init_project(data_dir: Path, project: Path | None = None, name: str | None =
     write(None, languages)
     from custom_tasks.config import TaskConfig
 
-    TaskConfig.from_file(task_yaml)  # the detected languages read back as every command reads them
+    cfg = TaskConfig.from_file(task_yaml)  # the detected languages read back as every command reads them
+    from custom_tasks.bm25_analyzer import resolve_analyzer
+
+    bm25 = resolve_analyzer(cfg.languages, cfg.bm25).describe()
     columns = {k: str(v) for k, v in det.source.get("columns", {}).items()}
-    return InitResult(task_name, det.format, task_yaml, bench_yaml, columns, counts, det.grades, languages)
+    return InitResult(task_name, det.format, task_yaml, bench_yaml, columns, counts, det.grades, languages, bm25)
 
 
 def validate(task_yaml: Path, bench_yaml: Path) -> tuple[dict[str, Any], DetectedLanguages]:
