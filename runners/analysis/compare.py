@@ -24,6 +24,7 @@ from custom_tasks import mteb_private
 
 from ..results.store import load_candidates
 from .public import REVISION_POLICY, PublicSource, resolve_public_source
+from .public_language import language_public_set
 
 DEFAULT_BENCHMARK = "MTEB(eng, v2)"
 PRIVATE_MEAN, PUBLIC_MEAN = "Mean (Private)", "Mean (Public)"
@@ -71,8 +72,9 @@ def _is_private(name: str) -> bool:
     return cls is not None and not cls.metadata.is_public
 
 
-def resolve_tasks(tasks: str | Sequence[str] | None = None, benchmark: str | None = None) -> tuple[list[str], list[Any], str]:
-    """(private task names asked for, public task objects, label of the public set).
+def resolve_tasks(tasks: str | Sequence[str] | None = None, benchmark: str | None = None
+                  ) -> tuple[list[str], list[Any], str, bool]:
+    """(private task names asked for, public task objects, label of the public set, whether it was named).
 
     `tasks` may be a benchmark name, or task names mixing private and public ones; without public names the
     retrieval tasks of `benchmark` (default MTEB(eng, v2)) are the public set, as on that leaderboard tab.
@@ -91,6 +93,7 @@ def resolve_tasks(tasks: str | Sequence[str] | None = None, benchmark: str | Non
     names = list(tasks or [])
     private = [t for t in names if _is_private(t)]
     public_names = [t for t in names if t not in private]
+    named = bool(benchmark or public_names)
     public: dict[str, Any] = {}
     labels = []
     if benchmark or not public_names:
@@ -107,7 +110,7 @@ def resolve_tasks(tasks: str | Sequence[str] | None = None, benchmark: str | Non
             raise ValueError(f"unknown task {name!r}: neither a public mteb task nor a configured private task") from None
     if public_names:
         labels.append(", ".join(public_names))
-    return private, list(public.values()), " + ".join(labels)
+    return private, list(public.values()), " + ".join(labels), named
 
 
 def public_name_map(results_dir: str | Path, public_names: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -211,9 +214,13 @@ def build_comparison(private_results_dir: str | Path = "results", public_source:
     from mteb.results import BenchmarkResults
 
     source = public_source if hasattr(public_source, "load") else resolve_public_source(public_source)  # type: ignore[arg-type]
-    requested, public_tasks, public_set = resolve_tasks(tasks, benchmark)
+    requested, public_tasks, public_set, named = resolve_tasks(tasks, benchmark)
     priv, private_names, notes = load_private(private_results_dir, requested)
     private_tasks = [_registry()[n]() for n in private_names if n in _registry()]
+    in_language = None if named else language_public_set(private_tasks)  # none named: the tasks' language's
+    if in_language is not None:
+        public_tasks, public_set = in_language.tasks, in_language.label
+        notes.append(in_language.note)
     notes += _data_version_notes(priv)
     wanted = set(models or [])
     mapping = public_name_map(private_results_dir, public_names)

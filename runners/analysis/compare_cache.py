@@ -34,7 +34,8 @@ KEEP = 8  # entries kept per results folder (one per combination of candidates, 
 _ROOT = Path(__file__).resolve().parents[2]
 #: the code whose output is kept: a change of any of them is a new key
 CODE = [Path(__file__).resolve(), _ROOT / "runners" / "analysis" / "compare.py", _ROOT / "runners" / "analysis" / "public.py",
-        _ROOT / "custom_tasks" / "mteb_private.py", _ROOT / "custom_tasks" / "task.py"]
+        _ROOT / "runners" / "analysis" / "public_language.py", _ROOT / "custom_tasks" / "mteb_private.py",
+        _ROOT / "custom_tasks" / "task.py"]
 _FRAMES = ("table", "ranks", "revisions")
 
 

@@ -63,8 +63,9 @@ def compare(
              "ResultCache folder), 'mteb' for mteb's cache (~/.cache/mteb), or a snapshot .json; "
              "default: $PRIVATE_MTEB_PUBLIC_RESULTS, else the snapshot shipped with private-mteb"),
     benchmark: Optional[str] = typer.Option(
-        None, "--benchmark", "-b", help="public set: retrieval tasks of this mteb benchmark, e.g. 'MTEB(eng, v2)' "
-                                        "(default), 'BEIR', 'MTEB(eng, v1)', 'NanoBEIR'"),
+        None, "--benchmark", "-b", help="public set: retrieval tasks of this mteb benchmark, e.g. 'MTEB(eng, v2)', "
+                                        "'BEIR', 'MTEB(deu, v1)', 'NanoBEIR' (default: the benchmark in the private "
+                                        "tasks' language; MTEB(eng, v2) for English)"),
     tasks: Optional[str] = typer.Option(
         None, "--tasks", "-t", help="comma-separated task names, private and/or public (public ones replace the "
                                     "benchmark unless --benchmark is given too)"),

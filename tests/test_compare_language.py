@@ -1,0 +1,83 @@
+"""`compare` in the task's language (issue 35): with no public set named, the public tasks and benchmark are chosen
+with mteb's own language filters from the private tasks' languages; English tasks keep MTEB(eng, v2); a language
+mteb has nothing for is said, not compared with English tasks. Public results: ../shared/public-results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from custom_tasks.collection import Collection
+from custom_tasks.config import TaskConfig
+from custom_tasks.task import task_from_collection
+from runners.analysis.compare import build_comparison, to_json
+from runners.analysis.public import FolderSource
+
+REPO = Path(__file__).resolve().parents[1]
+PUBLIC = REPO.parent / "shared" / "public-results"
+needs_public = pytest.mark.skipif(not (PUBLIC / "results").is_dir(), reason="../shared/public-results not present")
+MINILM, MINILM_REV = "sentence-transformers/all-MiniLM-L6-v2", "8b3219a92973c328a8e22fadcfa821b5dc75636a"
+BGE, BGE_REV = "BAAI/bge-small-en-v1.5", "5c38ec7c405ec4b44b94cc5a9bb96e735b38267a"
+
+
+def private_results(root: Path, task: str, languages: list[str]) -> Path:
+    """A registered private task in `languages` and two models' stored results for it (mteb's layout)."""
+    coll = Collection(name=task, corpus={"d1": {"title": "", "text": "x"}}, queries={"q1": "x?"},
+                      qrels={"test": {"q1": {"d1": 1}}})
+    task_from_collection(coll, TaskConfig(name=task, description="fixture", source={"format": "beir", "path": "."},
+                                          languages=languages))
+    for model, rev, score in ((MINILM, MINILM_REV, 0.61), (BGE, BGE_REV, 0.66)):
+        folder = root / "results" / model.replace("/", "__") / rev
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "model_meta.json").write_text(json.dumps({"name": model, "revision": rev}))
+        (folder / f"{task}.json").write_text(json.dumps({
+            "dataset_revision": "fixture", "task_name": task, "mteb_version": "2.26.24", "evaluation_time": 1.0,
+            "kg_co2_emissions": None, "scores": {"test": [{"hf_subset": "default", "languages": languages,
+                                                           "main_score": score, "ndcg_at_10": score}]}}))
+    return root
+
+
+@needs_public
+@pytest.mark.parametrize("languages, public_set, tasks", [
+    (["ron-Latn"], "MTEB(Europe, v1) retrieval in ron", ["BelebeleRetrieval", "WikipediaRetrievalMultilingual"]),
+    (["ron-Latn", "eng-Latn"], "MTEB(Europe, v1) retrieval in ron", ["BelebeleRetrieval",
+                                                                       "WikipediaRetrievalMultilingual"]),
+    (["deu-Latn"], "MTEB(deu, v1) retrieval in deu", ["GerDaLIR", "GermanDPR", "GermanQuAD-Retrieval", "XMarket"]),
+])
+def test_the_public_set_is_in_the_tasks_language(tmp_path, languages, public_set, tasks):
+    import mteb
+
+    task = "LangFixture" + "".join(code[:3].capitalize() for code in languages)
+    comp = build_comparison(private_results(tmp_path, task, languages), FolderSource(PUBLIC))
+    assert comp.public_set == public_set and sorted(comp.public_tasks) == tasks
+    assert any(n.startswith(f"public set chosen by the private tasks' language ({public_set.split(' in ')[-1]})")
+               for n in comp.notes)
+    bench = mteb.get_benchmark(public_set.split(" retrieval")[0])
+    wanted = {lang.split("-")[0] for lang in languages} - {"eng"}
+    expected = {t.metadata.name for t in bench.tasks if t.metadata.type == "Retrieval" and wanted & set(t.languages)}
+    assert set(comp.public_tasks) == expected  # mteb's own language filter over the benchmark's tasks
+    # ../shared/public-results holds English results only: said, no English task stands in
+    assert not set(comp.public_tasks) & {"SciFact", "NFCorpus", "ArguAna"}
+    assert any(n.startswith("no public scores for") for n in comp.notes)
+    assert json.loads(to_json(comp))["public_set"] == public_set
+
+
+@needs_public
+def test_english_tasks_keep_mteb_eng_v2_and_a_named_benchmark_wins(tmp_path):
+    eng = build_comparison(private_results(tmp_path / "e", "LangFixtureEng", ["eng-Latn"]), FolderSource(PUBLIC))
+    assert eng.public_set == "MTEB(eng, v2) retrieval" and "ArguAna" in eng.public_tasks
+    assert eng.table.loc[MINILM, "ArguAna"] > 0  # public scores found
+    named = build_comparison(private_results(tmp_path / "r", "LangFixtureNamed", ["ron-Latn"]), FolderSource(PUBLIC),
+                             benchmark="MTEB(eng, v2)")
+    assert named.public_set == "MTEB(eng, v2) retrieval" and not any("chosen by" in n for n in named.notes)
+
+
+@needs_public
+def test_a_language_without_public_tasks_is_said(tmp_path):
+    comp = build_comparison(private_results(tmp_path, "LangFixtureFao", ["fao-Latn"]), FolderSource(PUBLIC))
+    assert comp.public_tasks == [] and comp.public_set == "none in fao"
+    assert any(n.startswith("no public mteb benchmark or retrieval task is in fao") for n in comp.notes)
+    assert list(comp.private_tasks) == ["LangFixtureFao"]
+    assert comp.table.loc[BGE, "LangFixtureFao"] == pytest.approx(0.66)
