@@ -46,13 +46,14 @@ FORBIDDEN = {
 #: (run.py, tasks.py). Lowest first: backends < encoding < cache < candidates, distributed < runner < measure.
 ROOMS = {
     "backends": set(),
-    "judging": set(),  # the LLM judge (labels judge): an HTTP client and its grades file, no model
+    "remote": set(),  # HTTP to OpenAI-compatible servers: the judge's and the embedding endpoint's client
+    "judging": {"remote"},  # the LLM judge (labels judge): an HTTP client and its grades file, no model
     "encoding": {"backends"},
     "cache": {"encoding", "backends"},
-    "candidates": {"cache", "encoding", "backends"},
+    "candidates": {"cache", "encoding", "backends", "remote"},
     "distributed": {"cache", "encoding"},
-    "runner": {"candidates", "distributed", "cache", "encoding", "backends"},
-    "measure": {"runner", "candidates", "cache", "encoding", "backends"},
+    "runner": {"candidates", "distributed", "cache", "encoding", "backends", "remote"},
+    "measure": {"runner", "candidates", "cache", "encoding", "backends", "remote"},
 }
 MAX_ROOM_FILES = 10
 

@@ -89,7 +89,7 @@ class BenchmarkConfig(BaseModel):
         if not self.models and not self.experiments:
             raise ValueError("needs at least one entry under 'models' or 'experiments'")
         if self.encode.max_seq_length:  # the benchmark default is part of each model's identity and results name
-            self.models = [m if m.max_seq_length or m.resolved_kind in ENCODES_NOTHING
+            self.models = [m if m.max_seq_length or m.resolved_kind in ENCODES_NOTHING | {"endpoint"}  # a server's own
                            else m.model_copy(update={"max_seq_length": self.encode.max_seq_length})
                            for m in self.models]
         self.models = [with_backend(m, self.encode.backend, self.encode.precision) for m in self.models]

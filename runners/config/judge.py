@@ -9,9 +9,9 @@ human graded (custom_tasks/llm_labels.py), which gives a new data revision.
 from __future__ import annotations
 
 from typing import Literal
-from urllib.parse import urlsplit
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .endpoint import http_url
 
 
 class JudgeOptions(BaseModel):
@@ -37,11 +37,7 @@ class JudgeOptions(BaseModel):
     @field_validator("endpoint")
     @classmethod
     def _endpoint(cls, v: str) -> str:
-        parts = urlsplit(v)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"endpoint {v!r} is not an http(s) URL, e.g. http://127.0.0.1:8080/v1 (llama.cpp) or "
-                             "http://127.0.0.1:8000/v1 (vLLM)")
-        return v
+        return http_url(v, "http://127.0.0.1:8080/v1 (llama.cpp) or http://127.0.0.1:8000/v1 (vLLM)")
 
     @field_validator("model")
     @classmethod

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from custom_tasks.path_names import check_display, check_name
 
+from .endpoint import EndpointOptions
+
 BM25_NAME = "mteb/baseline-bm25s"
 BM25_ALIASES = {"bm25", "bm25s", BM25_NAME}
 Backend = Literal["torch", "onnx", "openvino"]
@@ -35,7 +37,7 @@ def backend_tag(backend: str | None, precision: str | None) -> str:
 def with_backend(spec: ModelSpec, backend: str, precision: str) -> ModelSpec:
     """The entry with the benchmark's encode backend/precision where it sets none; checked to exist. Only a
     sentence-transformers model (a local folder, an offline package or a hub name) can be exported."""
-    if spec.resolved_kind in ("bm25", "run", "retriever"):
+    if spec.resolved_kind in ("bm25", "run", "retriever", "endpoint"):
         return spec
     filled = spec.model_copy(update={"backend": spec.backend or backend, "precision": spec.precision or precision})
     tag = backend_tag(filled.backend, filled.precision)
@@ -45,6 +47,15 @@ def with_backend(spec: ModelSpec, backend: str, precision: str) -> ModelSpec:
     return filled if tag else spec.model_copy(update={"backend": None, "precision": None})
 #: kinds without an encoder: no max_seq_length / model_kwargs variant, no embedding cache
 ENCODES_NOTHING = {"bm25", "run", "retriever"}
+#: what a `kind: endpoint` entry cannot set: the server decides how it encodes
+_NOT_FOR_ENDPOINT = ("path", "factory", "max_seq_length", "model_kwargs", "backend", "precision")
+
+
+def prompts_tag(prompts: dict[str, str] | None) -> str:
+    """'' without prompts, else '@pr<hash8 of the prompts>' (a prompt changes every vector: another variant)."""
+    if not prompts:
+        return ""
+    return "@pr" + hashlib.sha256(json.dumps(prompts, sort_keys=True).encode()).hexdigest()[:8]
 
 
 class ModelSpec(BaseModel):
@@ -53,7 +64,7 @@ class ModelSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    kind: Literal["auto", "sentence-transformers", "mteb", "bm25", "factory", "run", "retriever"] = "auto"
+    kind: Literal["auto", "sentence-transformers", "mteb", "bm25", "factory", "run", "retriever", "endpoint"] = "auto"
     path: str | None = None  # kind run: the run file (TREC, or JSONL/CSV/Parquet rows; runners/execution/candidates/run_file.py)
     revision: str | None = None
     factory: str | None = Field(default=None, description="package.module:function returning an encoder")
@@ -65,6 +76,11 @@ class ModelSpec(BaseModel):
     model_kwargs: dict[str, Any] = {}
     backend: Backend | None = None  # None: the benchmark's encode.backend (runners/execution/backends/)
     precision: Precision | None = None  # None: the benchmark's encode.precision
+    #: mteb's model_prompts: {query: "query: ", document: "passage: "}, or keyed by task type / task name
+    #: ("Retrieval-query", "<Task>-document"), the text put before each input (runners/results/variants.py: @pr)
+    prompts: dict[str, str] | None = None
+    #: kind endpoint: the OpenAI-compatible /v1/embeddings server (runners/execution/candidates/endpoint.py)
+    endpoint: EndpointOptions | None = None
 
     @field_validator("name")
     @classmethod
@@ -94,13 +110,44 @@ class ModelSpec(BaseModel):
                              "(returning an object with search(queries, top_k); runners/execution/candidates/retriever.py)")
         return self
 
+    @field_validator("prompts")
+    @classmethod
+    def _prompts(cls, v: dict[str, str] | None) -> dict[str, str] | None:
+        if v is None:
+            return v
+        if not v:
+            raise ValueError("prompts: {} names no prompt: remove it, or give e.g. {query: 'query: ', document: 'passage: '}")
+        for key, text in v.items():
+            if not isinstance(key, str) or not key.strip() or not isinstance(text, str):
+                raise ValueError(f"prompts: {ascii(key)[:40]} must map a prompt type (query, document), a task type "
+                                 "or a task name (optionally -query / -document) to a text")
+        return v
+
+    @model_validator(mode="after")
+    def _endpoint_names_its_server(self) -> ModelSpec:
+        if self.kind == "endpoint" and self.endpoint is None:
+            raise ValueError(f"model '{self.name}': kind endpoint needs `endpoint: {{url: http://127.0.0.1:7997/v1}}` "
+                             "(an OpenAI-compatible /v1/embeddings server)")
+        if self.endpoint is not None and self.kind not in ("auto", "endpoint"):
+            raise ValueError(f"model '{self.name}': `endpoint:` is for kind endpoint, not kind {self.kind}")
+        if self.endpoint is not None:
+            given = [f for f in _NOT_FOR_ENDPOINT if getattr(self, f) not in (None, {})]
+            if given:
+                raise ValueError(f"model '{self.name}': kind endpoint cannot set {', '.join(given)} (the server "
+                                 "decides how it encodes)")
+        if self.prompts and self.resolved_kind in ENCODES_NOTHING | {"factory"}:
+            raise ValueError(f"model '{self.name}': prompts apply to models that encode text (sentence-transformers, "
+                             f"mteb, endpoint), not to kind {self.resolved_kind}")
+        return self
+
     @property
     def display_name(self) -> str:
         return self.label or self.name
 
     @property
     def variant_tag(self) -> str:
-        """'' for a model's default encode settings, else '@msl<N>' and/or '@kw<hash8 of model_kwargs>'.
+        """'' for a model's default encode settings, else '@msl<N>', '@kw<hash8 of model_kwargs>', '@pr<hash8 of
+        prompts>' and the backend tag, in that order (an endpoint: its '@pr' tag only).
 
         Differently configured runs of one model must never overwrite each other, and analysis
         (stats, check, compare, candidates.json) tells models apart by name: so a non-default
@@ -109,11 +156,13 @@ class ModelSpec(BaseModel):
         """
         if self.resolved_kind in ENCODES_NOTHING:
             return ""
+        if self.resolved_kind == "endpoint":
+            return prompts_tag(self.prompts)
         tag = f"@msl{self.max_seq_length}" if self.max_seq_length else ""
         if self.model_kwargs:
             blob = json.dumps(self.model_kwargs, sort_keys=True, default=str).encode()
             tag += f"@kw{hashlib.sha256(blob).hexdigest()[:8]}"
-        return tag + backend_tag(self.backend, self.precision)
+        return tag + prompts_tag(self.prompts) + backend_tag(self.backend, self.precision)
 
     @property
     def results_name(self) -> str:
@@ -133,6 +182,8 @@ class ModelSpec(BaseModel):
             return self.kind
         if self.name in BM25_ALIASES:
             return "bm25"
+        if self.endpoint is not None:
+            return "endpoint"
         if self.factory:
             return "factory"
         if self.path:

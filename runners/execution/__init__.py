@@ -1,6 +1,8 @@
 """The execution layer: candidates x tasks -> stored MTEB results; the runner (run.py, tasks.py) sits on top.
 
 Rooms, lowest first (each imports only rooms before it; tests/test_layout.py ROOMS):
+  remote/       HTTP to OpenAI-compatible servers: one bounded JSON POST (no proxy, no redirect), failures sorted
+                for retry, shared by the judge and the embedding endpoint
   judging/      the LLM judge of `labels judge`: a bounded, retrying chat-completions client and its grades file
   backends/     ONNX Runtime / OpenVINO copies of a model: build, runtime, calibration set, backend identity
   encoding/     finding and loading a model offline, the encode progress and the measured encode rate

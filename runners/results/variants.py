@@ -7,6 +7,8 @@ model here is what its results-name tags say (runners/config/model_spec.py write
 
 * `@msl<N>`: max_seq_length N  -> {"max_seq_length": N};
 * `@kw<hash8>`: model_kwargs    -> {"model_kwargs": "<hash8>"} (the hash of the kwargs, as in the name);
+* `@pr<hash8>`: prompts         -> {"prompts": "<hash8>"} (the hash of the entry's `prompts:`; the texts are in
+  the run's identity.json);
 * `@onnx`, `@onnx-int8`, `@openvino`, `@openvino-bf16`, `@openvino-int8`: the encode backend
   -> {"backend": ..., "precision": ...};
 * `@chunk128-32` (`@chunk800c-100`, `-t1`: title on the first chunk only): documents scored as their best chunk
@@ -103,6 +105,8 @@ def variant_of(model_name: str) -> tuple[str, dict[str, Any]] | None:
             kwargs["max_seq_length"] = int(m[1])
         elif m := re.fullmatch(r"kw([0-9a-f]{8})", tag):
             kwargs["model_kwargs"] = m[1]
+        elif m := re.fullmatch(r"pr([0-9a-f]{8})", tag):
+            kwargs["prompts"] = m[1]
         elif tag in BACKEND_TAGS:
             kwargs["backend"], kwargs["precision"] = BACKEND_TAGS[tag]
         elif (search := search_kwargs(tag)) is not None:

@@ -145,8 +145,11 @@ class CachedEncoder:
     def _encode_rows(self, dataset: Any, batch_size: int, call: dict[str, Any]) -> np.ndarray:
         """Encode every row of `dataset` in its order, a chunk of whole batches per call, reporting each chunk.
 
-        Chunks are contiguous slices: a `select` of scattered rows per chunk costs ~2.5x a contiguous one."""
-        n, chunk = len(dataset), batch_size * CHUNK_BATCHES
+        Chunks are contiguous slices: a `select` of scattered rows per chunk costs ~2.5x a contiguous one. A model
+        that says how many texts keep it busy per call (`encode_chunk_texts`: an endpoint's batch x requests in
+        flight, several times over) gets chunks at least that large: each chunk ends in a wait for its last request."""
+        n = len(dataset)
+        chunk = max(batch_size * CHUNK_BATCHES, int(getattr(self._model, "encode_chunk_texts", 0) or 0))
         ptype = str(getattr(call.get("prompt_type"), "value", call.get("prompt_type")) or "text")
         what = f"{getattr(call['task_metadata'], 'name', '')} {_PLURAL.get(ptype, ptype)}"
         label = f"{self.label} on {what}" if self.label else what

@@ -37,10 +37,13 @@ class Candidate:
 
 
 def spec_identity(spec: ModelSpec, name: str, revision: str, kind: str) -> dict[str, Any]:
-    """The config's settings of a model that can change an embedding (paths are hashed, not named)."""
+    """The config's settings of a model that can change an embedding (paths are hashed, not named). `prompts` and
+    `endpoint` are recorded only when set, so the results of entries without them keep their fingerprints."""
     return {"name": name, "revision": revision, "kind": kind, "max_seq_length": spec.max_seq_length,
             "model_kwargs": spec.model_kwargs, "factory": spec.factory, "factory_kwargs": spec.factory_kwargs,
             "trust_remote_code": spec.trust_remote_code, "local": bool(spec.path),
+            **({"prompts": spec.prompts} if spec.prompts else {}),
+            **({"endpoint": spec.endpoint.identity()} if spec.endpoint is not None else {}),
             **backend_identity(spec.backend, spec.precision)}
 
 
@@ -69,7 +72,7 @@ def _bm25_search() -> Any:
 #: candidate kinds that live in a file of their own, runners/execution/candidates/<module>.py, each with
 #: `candidate(spec: ModelSpec, device: str | None) -> Candidate` (adding a kind: that file plus this entry);
 #: a kind whose `candidate` also takes `cfg` gets the benchmark config (the models and the cache it uses)
-KIND_MODULES = {"run": "run_file", "retriever": "retriever"}
+KIND_MODULES = {"run": "run_file", "retriever": "retriever", "endpoint": "endpoint"}
 
 
 def candidate_from_spec(spec: ModelSpec, device: str | None = None, max_seq_length: int | None = None,

@@ -94,7 +94,7 @@ def encoder_wrapper(st: Any, spec: ModelSpec) -> Any:
     from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 
     meta = registry_meta(spec.name)
-    prompts = (meta.loader_kwargs or {}).get("model_prompts") if meta is not None else None
+    prompts = spec.prompts or ((meta.loader_kwargs or {}).get("model_prompts") if meta is not None else None)
     wrapper = SentenceTransformerEncoderWrapper(st, model_prompts=prompts)
     wrapper.mteb_model_meta = model_meta_for(spec, fallback=wrapper.mteb_model_meta)
     return wrapper
@@ -116,6 +116,13 @@ def _load_from_registry(spec: ModelSpec, device: str | None) -> Any:
         raise ConfigError(None, _not_available(spec, e)) from None
     if spec.max_seq_length:
         _set_max_seq_length(spec, getattr(model, "model", model))
+    if spec.prompts:  # the entry's prompts replace the registry's (they name the results: '@pr<hash>')
+        from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+
+        if not isinstance(model, SentenceTransformerEncoderWrapper):
+            raise ConfigError(None, f"model '{spec.name}': prompts apply to sentence-transformers models; mteb loads "
+                                    f"this one as {type(model).__name__}: remove `prompts:` (its registry entry sets them)")
+        model.model_prompts = dict(spec.prompts)
     if spec.results_name != meta.name:
         model.mteb_model_meta = meta.model_copy(update={"name": spec.results_name})
     return model

@@ -1,7 +1,8 @@
 """A bounded, retrying client for an OpenAI-compatible chat-completions endpoint (the LLM judge).
 
-urllib from the standard library (no proxy, no redirect: the request goes to the configured endpoint and nowhere
-else; an answer over 1 MiB is not read), a thread pool of `max_concurrency` workers.
+The HTTP is remote/openai_http.py's, shared with the embedding endpoint (no proxy, no redirect: the request goes
+to the configured endpoint and nowhere else; an answer over 1 MiB is not read; the key from
+PRIVATE_MTEB_JUDGE_API_KEY only), a thread pool of `max_concurrency` workers.
 
 One retry policy for every answer that did not bring a grade: a transport failure (timeout, a connection refused,
 reset or dropped mid-body, a body shorter than its Content-Length), a 408/429/5xx, a body that is not JSON, JSON
@@ -19,14 +20,8 @@ the first few refused answers are kept in memory for `labels judge --show-refuse
 
 from __future__ import annotations
 
-import http.client
 import json
-import os
-import socket
-import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -36,36 +31,21 @@ from custom_tasks.errors import ConfigError
 
 from ...config.judge import JudgeOptions
 from ...config.judge_prompt import parse_answer
+from ..remote.openai_http import ClientStats as _HttpStats
+from ..remote.openai_http import Fatal as _Fatal
+from ..remote.openai_http import JsonPoster
+from ..remote.openai_http import Retry as _Retry
+from ..remote.openai_http import backoff
 
 #: an API key for servers started with one (vLLM --api-key, llama-server --api-key); never read from a config file
 API_KEY_ENV = "PRIVATE_MTEB_JUDGE_API_KEY"
-_RETRY_STATUS = {408, 429, 500, 502, 503, 504}
 #: a grade is a few bytes: an answer larger than this is not read into memory
 MAX_ANSWER_BYTES = 1 << 20
-_MAX_WAIT_S = 30.0
 #: a refused answer is kept (for --show-refused) up to this many characters
 REFUSED_CHARS = 300
 #: failure kinds of an answer that came back but was not a chat-completions answer, or not in the format
 NOT_CHAT_JSON = ("not json", "no content")
 MALFORMED = "malformed"
-
-
-class _Retry(Exception):
-    """A failure worth asking again; ``kind`` is what the counts show, ``answer`` the refused text (if any), and
-    ``stop`` the message that ends the command when it happens on the first request (unreachable)."""
-
-    def __init__(self, kind: str, wait: float | None = None, answer: str | None = None,
-                 stop: str | None = None) -> None:
-        super().__init__(kind)
-        self.kind, self.wait, self.answer, self.stop = kind, wait, answer, stop
-
-
-class _Fatal(Exception):
-    """A failure asking again cannot fix (the server refused the request: an HTTP 4xx or a redirect)."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 @dataclass
@@ -87,11 +67,7 @@ class Refused:
 
 
 @dataclass
-class ClientStats:
-    requests: int = 0
-    failures: dict[str, int] = field(default_factory=dict)
-    in_flight: int = 0
-    max_in_flight: int = 0
+class ClientStats(_HttpStats):
     refused: list[Refused] = field(default_factory=list)
 
 
@@ -106,60 +82,22 @@ class ChatJudge:
         self.opts, self.grades, self.config, self.sleep = opts, dict(grades), config, sleep
         self.keep_refused = keep_refused
         self.stats = ClientStats()
-        self._lock = threading.Lock()
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+        self.http = JsonPoster(API_KEY_ENV, MAX_ANSWER_BYTES, fix="judge.endpoint",
+                               check="judge.endpoint and judge.model", stats=self.stats)
+        self._lock = self.http.lock
 
     def _where(self) -> str:
         return f"judge endpoint {self.opts.chat_url}"
 
-    def _request(self, prompt: str) -> urllib.request.Request:
-        body = json.dumps({"model": self.opts.model, "messages": [{"role": "user", "content": prompt}],
-                           "temperature": self.opts.temperature, "max_tokens": self.opts.max_tokens,
-                           "stream": False}).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if os.environ.get(API_KEY_ENV):
-            headers["Authorization"] = f"Bearer {os.environ[API_KEY_ENV]}"
-        return urllib.request.Request(self.opts.chat_url, data=body, headers=headers, method="POST")
-
     def _post(self, prompt: str) -> bytes:
         """The answer's body, whole; every transport failure is a `_Retry` (or `_Fatal` for a 4xx)."""
-        request = self._request(prompt)
-        with self._lock:
-            self.stats.requests += 1
-            self.stats.in_flight += 1
-            self.stats.max_in_flight = max(self.stats.max_in_flight, self.stats.in_flight)
-        try:
-            with self._opener.open(request, timeout=self.opts.timeout_s) as resp:
-                raw = resp.read(MAX_ANSWER_BYTES + 1)
-                short = resp.length  # bytes the Content-Length promised and the connection never brought
-            if short and len(raw) <= MAX_ANSWER_BYTES:
-                raise _Retry("connection (cut answer)")
-            return raw
-        except urllib.error.HTTPError as e:
-            e.close()
-            if e.code in _RETRY_STATUS:
-                raise _Retry(f"http {e.code}", _retry_after(e.headers.get("Retry-After"))) from None
-            raise _Fatal(f"http {e.code}", f"answered HTTP {e.code} {e.reason}: check judge.endpoint and "
-                                           "judge.model") from None
-        except (TimeoutError, socket.timeout):
-            raise _Retry("timeout") from None
-        except urllib.error.URLError as e:
-            if isinstance(e.reason, (TimeoutError, socket.timeout)):
-                raise _Retry("timeout") from None
-            why = getattr(e.reason, "strerror", None) or str(e.reason)
-            raise _Retry(f"connection ({type(e.reason).__name__})",
-                         stop=f"is unreachable ({why}): start the server or fix judge.endpoint") from None
-        except (http.client.HTTPException, OSError) as e:  # reset, dropped mid-body, a broken status line
-            raise _Retry(f"connection ({type(e).__name__})") from None
-        finally:
-            with self._lock:
-                self.stats.in_flight -= 1
+        body = {"model": self.opts.model, "messages": [{"role": "user", "content": prompt}],
+                "temperature": self.opts.temperature, "max_tokens": self.opts.max_tokens, "stream": False}
+        return self.http.post_raw(self.opts.chat_url, body, self.opts.timeout_s)
 
     def _ask(self, prompt: str) -> int:
         """One request: the grade, or a `_Retry` saying why there is none."""
         raw = self._post(prompt)
-        if len(raw) > MAX_ANSWER_BYTES:
-            raise _Retry("oversized answer")
         text = raw.decode("utf-8", errors="replace")
         try:
             doc = json.loads(raw)
@@ -190,7 +128,7 @@ class ChatJudge:
                     raise ConfigError(self.config, f"{self._where()} {e.stop}") from None
                 self._count(out, e.kind, index, e.answer)
                 if attempt < self.opts.max_retries:
-                    self.sleep(min(_MAX_WAIT_S, max(e.wait or 0.0, self.opts.backoff_s * 2 ** attempt)))
+                    self.sleep(backoff(attempt, self.opts.backoff_s, e.wait))
             except _Fatal as e:
                 if first:
                     raise ConfigError(self.config, f"{self._where()} {e}") from None
@@ -235,17 +173,3 @@ class ChatJudge:
             raise ConfigError(self.config, f"{self._where()}: the first {first.requests} answer(s) were not "
                                            f"'##final score: N' on the task's scale{see}: check judge.model and "
                                            "judge.prompt")
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """The request goes to the configured endpoint only: a redirect is an HTTP error, never followed."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return min(_MAX_WAIT_S, max(0.0, float(value))) if value is not None else None
-    except ValueError:
-        return None

@@ -206,7 +206,9 @@ def static_facts(search: Any) -> list[dict[str, Any]]:
     out = []
     for enc in encoders_of(search):
         serving = enc.serving if isinstance(enc.serving, Serving) else None
-        out.append({"part": "encoder", "label": enc.label, **model_facts(enc._model, serving.dim if serving else None)})
+        served = getattr(enc._model, "served_facts", None)  # an endpoint: its server, batching, requests made
+        out.append({"part": "encoder", "label": enc.label, **model_facts(enc._model, serving.dim if serving else None),
+                    **(served() if callable(served) else {})})
     for p in parts(search):
         scorer = getattr(p, "scorer", None) if type(p).__name__ == "RerankSearch" else None
         model = getattr(scorer, "model", None)
