@@ -67,6 +67,9 @@ def test_identical_candidates_print_no_nan(tmp_path):
     assert "no difference between One and Two on nDCG@10: identical on every one of the 10 queries" in text, text
     assert "the runner-up Two scores the same on every query: the two are identical on this test set" in text, text
     assert "One and Two (the best and the runner-up) score the same on every query" in text, text
+    md = runner.invoke(app, ["stats", "-c", str(path), "-m", "ndcg_at_10", "--format", "markdown"],
+                       terminal_width=400)
+    assert md.exit_code == 0 and "nan" not in md.output.lower() and "| n/a" in md.output, md.output
 
 
 def test_power_line_names_its_pair_and_ignores_a_worse_newcomer():

@@ -90,10 +90,18 @@ def _print_decision(d: dict[str, Any]) -> None:
 
 
 def _markdown(df: Any) -> str:
-    """A frame as a Markdown table whose text cells (labels, tag values) are literal Markdown."""
+    """A frame as a Markdown table whose text cells (labels, tag values) are literal Markdown; a figure that does
+    not exist (the t-test and d_z of two identical candidates) is "n/a", never "nan"."""
+    import math
+
     from ..analysis.markdown_text import md_text
 
-    return df.map(lambda v: md_text(v) if isinstance(v, str) else v).to_markdown(index=False)
+    def cell(v: Any) -> Any:
+        if isinstance(v, str):
+            return md_text(v)
+        return "n/a" if isinstance(v, float) and math.isnan(v) else v
+
+    return df.map(cell).to_markdown(index=False)
 
 
 def _stats_csv(reports: list[Any], decisions: Optional[list[dict[str, Any]]] = None) -> str:
