@@ -182,6 +182,17 @@ def analyzer_language(languages: list[str]) -> tuple[str, str]:
                    "choose another with the task's bm25: block")
 
 
+def _no_analyzer_note(language: str) -> str:
+    """What to do about a language mteb's BM25 has no row for: PyStemmer's algorithm of that name, when there is one."""
+    from .languages import language_name
+
+    name = language_name(language)
+    note = f"mteb's BM25 has no analyzer for '{language}' ({name}): no stemmer, no stop-word list"
+    if name.lower() in stemmer_names():
+        return note + f"; PyStemmer has one: bm25: {{stemmer: {name.lower()}}}"
+    return note + "; set one with the task's bm25: block"
+
+
 def resolve_analyzer(languages: list[str], settings: BM25Settings | None = None) -> Analyzer:
     """The analyzer BM25 uses for a task: mteb's defaults for its languages, then the `bm25:` block's keys."""
     from .mteb_private import private
@@ -189,8 +200,7 @@ def resolve_analyzer(languages: list[str], settings: BM25Settings | None = None)
     language, note = analyzer_language(languages)
     table = private("bm25_languages")
     if language not in table:
-        note = (f"mteb's BM25 has no analyzer for '{language}': no stemmer, no stop-word list; "
-                "set one with the task's bm25: block")
+        note = _no_analyzer_note(language)
     words_key, stemmer, tokenizer = table.get(language, (None, None, None))
     chosen = settings.written() if settings is not None else {}
     if "stemmer" in chosen:
@@ -199,7 +209,7 @@ def resolve_analyzer(languages: list[str], settings: BM25Settings | None = None)
     if "stopwords" in chosen:
         value = chosen["stopwords"]
         stopwords = tuple(value) if isinstance(value, list) else (None if value == NONE else value)
-    if chosen and note:  # the block answers what the note asked
+    if {"stemmer", "stopwords"} & set(chosen):  # the block answers what the note asked
         note = ""
     analyzer = Analyzer(
         language=language,

@@ -27,6 +27,9 @@ PRIVATE_NAMES: dict[str, tuple[str, str]] = {
     "results_to_long_frame": ("mteb.results.benchmark_results", "BenchmarkResults._to_results_df"),
     "bm25_languages": ("mteb.models.model_implementations.bm25", "_ISO3_TO_LANG"),
     "bm25_stopwords": ("mteb.models.model_implementations.bm25", "_get_stopwords"),
+    # the two tokenizing steps runners/execution/candidates/bm25.py overrides (case kept, the task's own words)
+    "bm25_fit_tokens": ("mteb.models.model_implementations.bm25", "BM25Tokenizer._fit_transform_bm25s"),
+    "bm25_query_tokens": ("mteb.models.model_implementations.bm25", "BM25Tokenizer._transform_bm25s"),
 }
 
 

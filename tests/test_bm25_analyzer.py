@@ -208,7 +208,9 @@ def test_defaults_follow_mteb_per_language():
     mixed = resolve_analyzer(["ron-Latn", "eng-Latn"])
     assert (mixed.stemmer, mixed.stopwords) == ("english", "en") and "several languages (eng, ron)" in mixed.note
     unknown = resolve_analyzer(["pol-Latn"])
-    assert unknown.stemmer is None and "no analyzer for 'pol'" in unknown.note
+    assert unknown.stemmer is None and unknown.note == ("mteb's BM25 has no analyzer for 'pol' (Polish): no stemmer, "
+                                                        "no stop-word list; PyStemmer has one: bm25: {stemmer: polish}")
+    assert "several languages" in resolve_analyzer(["ron-Latn", "eng-Latn"], BM25Settings(lowercase=False)).note
     chosen = resolve_analyzer(["ron-Latn", "eng-Latn"], BM25Settings(stemmer="romanian"))
     assert (chosen.stemmer, chosen.stopwords, chosen.note) == ("romanian", "en", "")
     assert resolve_analyzer(["zho-Hans"]).tokenizer == "characters"
