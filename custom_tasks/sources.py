@@ -18,7 +18,7 @@ from .readers import get_reader
 from .readers._io import as_id
 from .readers.extra_labels import merge_labels
 
-FORMATS = ("beir", "trec", "tables", "evalset")
+FORMATS = ("beir", "trec", "tables", "evalset", "judgments")
 
 
 class _Strict(BaseModel):
@@ -136,8 +136,33 @@ class EvalsetSource(_Source):
     tag_columns: list[str] = Field(default_factory=list)
 
 
+class JudgmentColumns(_Strict):
+    """Corpus columns plus the flat judgments table's: question id (optional), question, document id, grade."""
+
+    doc_id: str = "_id"
+    title: str = "title"
+    text: str = "text"
+    query_id: str = "query_id"
+    query: str = "query"
+    qrels_doc_id: str = "doc_id"
+    grade: str = "grade"
+
+
+class JudgmentsSource(_Source):
+    """A corpus and one judgments table, one row per judged pair; the questions are derived from it."""
+
+    format: Literal["judgments"]
+    corpus: str
+    judgments: str
+    split: str = "test"
+    split_column: str | None = None
+    tag_columns: list[str] = Field(default_factory=list)
+    columns: JudgmentColumns = Field(default_factory=JudgmentColumns)
+
+
 MODELS: dict[str, type[_Source]] = {
     "beir": BeirSource, "trec": TrecSource, "tables": TablesSource, "evalset": EvalsetSource,
+    "judgments": JudgmentsSource,
 }
 
 

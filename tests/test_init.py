@@ -164,12 +164,13 @@ def test_init_on_a_corpus_with_a_nesting_bomb_is_one_line(project):
 
 
 # ------------------------------------------------------------------ issue 29: what teams export
-def _export(project: Path, corpus_cols=("id", "body"), reversed_grades=True, bad_label=False) -> Path:
+def _export(project: Path, corpus_cols=("id", "body"), reversed_grades=True, bad_label=False, alt_ids=False) -> Path:
     """corpus as a JSON array, queries as ';' CSV, labels as a JSON array with 'query number' and 1 = best."""
     d = project / "data" / "export"
     d.mkdir()
     cid, ctext = corpus_cols
-    docs = [{cid: f"D{i}", "title": f"Doc {i}", ctext: f"text of doc {i}"} for i in range(6)]
+    docs = [{cid: f"D{i}", "title": f"Doc {i}", ctext: f"text of doc {i}", **({"alt": f"A{i}"} if alt_ids else {})}
+            for i in range(6)]
     (d / "corpus.json").write_text(json.dumps(docs, indent=2))
     (d / "queries.csv").write_text("query number;question\n1;\"about doc 1; really\"\n2;about doc 2\n")
     labels = [{"query number": 1, "doc": "D1", "relevance": 1}, {"query number": 1, "doc": "D3", "relevance": 3},
@@ -204,15 +205,16 @@ def test_init_parquet_export(project):
 
 
 def test_unknown_columns_name_what_was_found_write_a_draft_and_the_next_init_keeps_the_fill_in(project):
-    d = _export(project, corpus_cols=("ref", "payload"))
+    # unknown names: the text is told from its values (issue 36), but two columns of unique ids tie for doc_id
+    d = _export(project, corpus_cols=("ref", "payload"), alt_ids=True)
     res = runner.invoke(app, ["init", str(d)])
     assert res.exit_code == 2, res.output
-    assert "doc_id in corpus.json (columns found: ref, title, payload)" in res.output
-    assert "text in corpus.json (columns found: ref, title, payload)" in res.output and "wrote DRAFT" in res.output
+    assert "doc_id in corpus.json (equally likely: ref, alt; columns found: ref, title, payload, alt)" in res.output
+    assert "text in corpus.json" not in res.output and "wrote DRAFT" in res.output
     task = project / "configs/tasks/export.yaml"
     text = task.read_text()
     assert text.startswith("# DRAFT written by `private-mteb init` (columns to fill in)")
-    assert 'doc_id: "?"' in text and "FILL IN: document id column; columns in corpus.json: ref, title, payload" in text
+    assert 'doc_id: "?"' in text and "FILL IN: document id column; columns in corpus.json: ref, title, payload, alt" in text
     assert (project / "configs/benchmarks/export.yaml").read_text().startswith("# DRAFT")
     task.write_text(text.replace('doc_id: "?"', "doc_id: ref").replace('text: "?"', "text: payload")
                     .replace("# grades_map:", "grades_map:"))

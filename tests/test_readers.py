@@ -195,7 +195,7 @@ def test_scifact_beir_loads_fast():
     ({"format": "trec", "corpus": "c", "queries": "q"}, "missing key 'qrels'"),
     ({"format": "evalset", "corpus": "c"}, "missing key 'evalset'"),
     ({"path": "x"}, "missing key 'format'"),
-    ({"format": "csv", "path": "x"}, "unknown format 'csv' (known formats: beir, trec, tables, evalset)"),
+    ({"format": "csv", "path": "x"}, "unknown format 'csv' (known formats: beir, trec, tables, evalset, judgments)"),
     ({"format": "tables", "corpus": "c", "queries": "q", "qrels": "r", "columns": {"doc": "id"}},
      "unknown key 'columns.doc'"),
     ({"format": "trec", "corpus": "c", "queries": "q", "qrels": 3},

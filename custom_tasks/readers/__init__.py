@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from ..collection import Collection
 
-FORMATS = ("beir", "trec", "tables", "evalset")
+FORMATS = ("beir", "trec", "tables", "evalset", "judgments")
 
 Reader = Callable[[Any, Path, str], Collection]
 

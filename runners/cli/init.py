@@ -14,7 +14,7 @@ from .inspect import _check_format, print_json
 
 @friendly_errors
 def init_cmd(
-    data_dir: Path = typer.Argument(..., help="folder with your corpus and questions (beir, evalset, trec, tables)"),
+    data_dir: Path = typer.Argument(..., help="folder with your corpus and questions (beir, evalset, trec, tables, judgments)"),
     project: Optional[Path] = typer.Option(None, "--project", help="project folder that gets configs/tasks and "
                                            "configs/benchmarks (default: the project this folder is in, found "
                                            "upward like git; else the current folder)"),
@@ -39,6 +39,9 @@ def init_cmd(
     c = res.counts
     console.print(Text(f"detected format: {res.format}" + (f" (columns: {', '.join(f'{k}={v}' for k, v in res.columns.items())})"
                                                             if res.columns else "")))
+    if res.how:  # the columns no name matched, told from their values (init_roles.py)
+        console.print(Text("told from the values (no name matched):\n" + "\n".join(f"  {role} = {how}"
+                                                                                   for role, how in res.how.items())))
     console.print(Text(f"wrote {res.task_yaml}\nwrote {res.benchmark_yaml}"))
     per_split = ", ".join(f"{s}: {n} queries, {c['labels'][s]} labels" for s, n in c["queries"].items())
     warn = ", ".join(f"{k} x{n}" for k, n in c["warnings"].items())

@@ -6,138 +6,26 @@ the user reviews; `tasks validate` (run right after) reads every row and reports
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from custom_tasks.errors import ConfigError, ProblemLog
+from custom_tasks.errors import ConfigError
 
-TABLES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet",
-          ".pq": "parquet"}
-#: what a column left for the user reads in the draft YAML (the readers refuse it: no column has that name)
-UNKNOWN = "?"
-SAMPLE_ROWS = 50
-
-DOC_ID = ["_id", "doc_id", "docid", "id", "doc", "document_id", "corpus_id", "pid", "docno", "doc_no", "doc_number",
-          "document_number", "document_no"]
-TITLE = ["title", "heading", "name", "subject", "headline"]
-TEXT = ["text", "body", "content", "contents", "passage", "document", "abstract", "full_text", "doc_text",
-        "page_content"]
-QUERY_ID = ["query_id", "qid", "_id", "id", "question_id", "q_id", "query_number", "query_no", "qno", "topic_id",
-            "topic_number", "question_number", "question_no"]
-QUERY = ["query", "question", "text", "query_text", "question_text"]
-RELEVANT = ["relevant", "relevant_docs", "relevant_ids", "relevant_documents", "doc_ids", "positives", "gold", "answers"]
-GRADE = ["score", "grade", "rel", "relevance", "label"]
-QREL_QUERY = ["query_id", "qid", "q", "query", "query_number", "query_no", "qno", "topic_id", "topic_number",
-              "question_id", "question_number", "topic"]
-QREL_DOC = ["corpus_id", "doc_id", "docid", "doc", "d", "document_id", "docno", "doc_no", "doc_number",
-            "document_number"]
-NOT_TAGS = {"tags", "evidence", "metadata", "split"}
-CORPUS_NAMES = ("corpus", "docs", "documents", "passages", "collection", "pages", "kb")
-QUERY_NAMES = ("queries", "questions", "topics", "query")
-EVALSET_NAMES = ("evalset", "eval", "testset", "test_set", "golden", "gold")
-QRELS_NAMES = ("qrels", "labels", "judgements", "judgments", "relevance")
-
-
-@dataclass
-class Detected:
-    """What init found: the format, the ``source:`` mapping (absolute paths) and why each key was chosen."""
-
-    format: str
-    source: dict[str, Any]
-    notes: dict[str, str] = field(default_factory=dict)  # key -> explanation written as a YAML comment
-    splits: list[str] = field(default_factory=lambda: ["test"])
-    #: roles no column could be matched to: role -> (file name, the columns found there); written as UNKNOWN
-    missing: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
-    #: the distinct grades seen in the labels' first rows (sorted; empty when not read), for the grades_map hint
-    grades: list[int] = field(default_factory=list)
-
-    def unknown(self, role: str, path: Path, rows: list[dict[str, Any]]) -> str:
-        """Record ``role`` as unknown (its file's columns kept for the message) and return the placeholder."""
-        self.missing[role] = (path.name, _columns(rows))
-        return UNKNOWN
-
-    def missing_line(self) -> str:
-        """'query_id in queries.csv (columns: query number, question); ...' for the error and the draft."""
-        return "; ".join(f"{role} in {f} (columns found: {', '.join(cols) or 'none'})"
-                         for role, (f, cols) in self.missing.items())
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[\s\-]+", "_", str(name).strip().lower())
-
-
-def pick(columns: list[str], wanted: list[str], exclude: tuple[str, ...] = ()) -> str | None:
-    """The first column whose normalised name is in ``wanted`` (in ``wanted`` order)."""
-    by_norm = {_norm(c): c for c in columns if c not in exclude}
-    return next((by_norm[w] for w in wanted if w in by_norm), None)
-
-
-def _sample(path: Path) -> list[dict[str, Any]]:
-    """The first rows of a table as dicts (empty on unreadable files: detection then skips the file)."""
-    from custom_tasks.readers._io import read_table
-
-    rows: list[dict[str, Any]] = []
-    try:  # the readers themselves: JSON arrays, JSONL, sniffed CSV separators and Parquet as `run` reads them
-        for _, row in read_table(path, "utf-8", "table", log=ProblemLog()).rows:  # bad rows are skipped here
-            rows.append(row)
-            if len(rows) >= SAMPLE_ROWS:
-                break
-    except (OSError, ValueError, UnicodeDecodeError):  # CollectionError is a ValueError: validation reports it
-        return rows
-    return rows
-
-
-def _columns(rows: list[dict[str, Any]]) -> list[str]:
-    cols: list[str] = []
-    for r in rows:
-        cols += [str(k) for k in r if str(k) not in cols]
-    return cols
-
-
-def _is_trec_qrels(path: Path) -> bool:
-    try:
-        lines = [ln.split() for ln in path.read_text(encoding="utf-8").splitlines()[:SAMPLE_ROWS]
-                 if ln.strip() and not ln.startswith("#")]
-    except (OSError, UnicodeDecodeError):
-        return False
-    return bool(lines) and all(len(f) == 4 and re.fullmatch(r"-?\d+", f[3]) for f in lines)
-
-
-def _split_of(path: Path) -> str:
-    """``qrels.dev.txt`` / ``dev_qrels.txt`` -> dev; default test."""
-    for part in re.split(r"[._\-]", path.name.lower()):
-        if part in {"train", "dev", "test", "validation", "val"}:
-            return part
-    return "test"
-
-
-def _named(path: Path, names: tuple[str, ...]) -> bool:
-    stem = _norm(path.name.split(".")[0])
-    return any(stem == n or stem.startswith(n + "_") or stem.endswith("_" + n) for n in names)
-
-
-def _tag_columns(rows: list[dict[str, Any]], used: set[str]) -> list[str]:
-    """Columns not used for ids/text whose values are short labels (topic, source, team ...)."""
-    out = []
-    for c in _columns(rows):
-        if c in used or _norm(c) in NOT_TAGS:
-            continue
-        values = [r.get(c) for r in rows if r.get(c) not in (None, "")]
-        if values and all(isinstance(v, (str, int)) and not isinstance(v, bool) and len(str(v)) <= 40 for v in values):
-            out.append(c)
-    return out
-
-
-def _corpus_columns(rows: list[dict[str, Any]]) -> dict[str, str | None]:
-    cols = _columns(rows)
-    return {"doc_id": pick(cols, DOC_ID), "title": pick(cols, TITLE), "text": pick(cols, TEXT)}
+from .init_columns import (TABLES, UNKNOWN, DOC_ID, TEXT, QUERY_ID, QUERY, RELEVANT, GRADE, QREL_QUERY, QREL_DOC,
+                           CORPUS_NAMES, QUERY_NAMES, QRELS_NAMES, columns_of, corpus_columns, Detected,
+                           fill_unknown, grades_of, is_trec_qrels, named, pick, sample, split_of, tag_candidates)
 
 
 def detect(data_dir: Path) -> Detected:
-    """Detect beir, evalset, trec or tables in ``data_dir``; ConfigError naming the folder when unsure."""
+    """Detect beir, evalset, trec, tables or judgments in ``data_dir``; ConfigError naming the folder when unsure.
+    Columns no name matched are told from their values, and the YAML's `columns:` comment says how."""
+    det = _detect(data_dir)
+    if det.how and "columns" in det.notes:
+        det.notes["columns"] += "; told from their values: " + "; ".join(f"{r} = {h}" for r, h in det.how.items())
+    return det
+
+
+def _detect(data_dir: Path) -> Detected:
     data_dir = Path(data_dir).resolve()
     if not data_dir.is_dir():
         raise ConfigError(data_dir, "not a folder: give the folder that holds your corpus and questions")
@@ -145,7 +33,7 @@ def detect(data_dir: Path) -> Detected:
     beir = _detect_beir(data_dir)
     if beir:
         return beir
-    tables = {p: _sample(p) for p in files if p.suffix.lower() in TABLES}
+    tables = {p: sample(p) for p in files if p.suffix.lower() in TABLES}
     tables = {p: rows for p, rows in tables.items() if rows}
     corpus = _find_corpus(tables)
     if corpus is None:
@@ -155,16 +43,21 @@ def detect(data_dir: Path) -> Detected:
                                     "`columns:` stanza to fill in), or write the task YAML by hand (see docs/collections.md)")
     rest = {p: r for p, r in tables.items() if p != corpus}
     for p, rows in rest.items():
-        if pick(_columns(rows), RELEVANT) and pick(_columns(rows), QUERY):
+        if pick(columns_of(rows), RELEVANT) and pick(columns_of(rows), QUERY):
             return _evalset(corpus, tables[corpus], p, rows)
-    trec = [p for p in files if p.suffix.lower() not in TABLES and _is_trec_qrels(p)]
-    queries = next((p for p in rest if _named(p, QUERY_NAMES)), None)
+    det = _judgments_table(corpus, tables[corpus], rest)
+    if det is not None:
+        return det
+    trec = [p for p in files if p.suffix.lower() not in TABLES and is_trec_qrels(p)]
+    queries = next((p for p in rest if named(p, QUERY_NAMES)), None)
     if trec and queries:
         return _trec(corpus, tables[corpus], queries, rest[queries], trec)
-    qrels = next((p for p, rows in rest.items() if pick(_columns(rows), QREL_DOC) and pick(_columns(rows), GRADE)
+    qrels = next((p for p, rows in rest.items() if pick(columns_of(rows), QREL_DOC) and pick(columns_of(rows), GRADE)
                   and p != queries), None)
-    qrels = qrels or next((p for p in rest if p != queries and _named(p, QRELS_NAMES)), None)
-    queries = queries or next((p for p in rest if p != qrels and pick(_columns(rest[p]), QUERY)), None)
+    qrels = qrels or next((p for p in rest if p != queries and named(p, QRELS_NAMES)), None)
+    queries = queries or next((p for p in rest if p != qrels and pick(columns_of(rest[p]), QUERY)), None)
+    if not (qrels and queries):  # no name says which: the labels reference the corpus' ids and hold grades
+        qrels, queries = _tables_by_content(corpus, tables[corpus], rest, qrels, queries)
     if qrels and queries:
         return _tables(corpus, tables[corpus], queries, rest[queries], qrels, rest[qrels])
     shown = _files_and_columns(files, tables)
@@ -177,40 +70,30 @@ def detect(data_dir: Path) -> Detected:
 
 def _files_and_columns(files: list[Path], tables: dict[Path, list[dict[str, Any]]]) -> str:
     """'corpus.json (columns: id, body), notes.txt' for the messages: what init found in each file."""
-    return ", ".join(f"{p.name} (columns: {', '.join(_columns(tables[p]))})" if p in tables else p.name
+    return ", ".join(f"{p.name} (columns: {', '.join(columns_of(tables[p]))})" if p in tables else p.name
                      for p in files)
 
 
-def _fill_unknown(det: Detected, columns: dict[str, str | None], where: dict[str, tuple[Path, list]]) -> dict[str, str]:
-    """``columns`` with every required role that no column matched set to UNKNOWN (recorded in ``det.missing``);
-    an unmatched title is simply left out (it is optional)."""
-    out: dict[str, str] = {}
-    for role, col in columns.items():
-        if col:
-            out[role] = col
-        elif role != "title":
-            out[role] = det.unknown(role, *where[role])
-    return out
-
-
-def _grades(rows: list[dict[str, Any]], column: str | None) -> list[int]:
-    """The distinct whole-number grades of a labels sample (empty when a value is not one)."""
-    found: set[int] = set()
-    for r in rows:
-        try:
-            found.add(int(str(r.get(column)).strip()))
-        except ValueError:
-            return []
-    return sorted(found)
-
-
 def _find_corpus(tables: dict[Path, list[dict[str, Any]]]) -> Path | None:
-    named = [p for p in tables if _named(p, CORPUS_NAMES) and pick(_columns(tables[p]), TEXT)]
-    if named:
-        return named[0]
-    found = next((p for p, rows in tables.items() if pick(_columns(rows), TEXT) and pick(_columns(rows), DOC_ID)
-                  and not pick(_columns(rows), RELEVANT) and not pick(_columns(rows), QUERY, exclude=("text",))), None)
-    return found or next((p for p in tables if _named(p, CORPUS_NAMES)), None)  # columns: left to fill in
+    by_name = [p for p in tables if named(p, CORPUS_NAMES) and pick(columns_of(tables[p]), TEXT)]
+    if by_name:
+        return by_name[0]
+    found = next((p for p, rows in tables.items() if pick(columns_of(rows), TEXT) and pick(columns_of(rows), DOC_ID)
+                  and not pick(columns_of(rows), RELEVANT) and not pick(columns_of(rows), QUERY, exclude=("text",))), None)
+    return found or next((p for p in tables if named(p, CORPUS_NAMES)), None) or _corpus_by_content(tables)
+
+
+def _corpus_by_content(tables: dict[Path, list[dict[str, Any]]]) -> Path | None:
+    """No name says which: the table with the longest texts beside a column of unique ids (init_roles)."""
+    from .init_roles import corpus_text, profiles
+
+    best: tuple[float, Path] | None = None
+    for p, rows in tables.items():
+        prof = profiles(rows)
+        text = corpus_text(prof, set()).column
+        if text and any(c.is_id and c.unique for c in prof.values()) and (best is None or prof[text].mean_len > best[0]):
+            best = (prof[text].mean_len, p)
+    return best[1] if best else None
 
 
 def _detect_beir(data_dir: Path) -> Detected | None:
@@ -218,8 +101,8 @@ def _detect_beir(data_dir: Path) -> Detected | None:
     if not ((data_dir / "corpus.jsonl").is_file() and (data_dir / "queries.jsonl").is_file() and qrels):
         return None
     splits = [p.stem for p in qrels]
-    rows = _sample(data_dir / "queries.jsonl")
-    tags = _tag_columns(rows, {"_id", "text", "title"})
+    rows = sample(data_dir / "queries.jsonl")
+    tags = tag_candidates(rows, {"_id", "text", "title"})
     source: dict[str, Any] = {"format": "beir", "path": data_dir}
     notes = {"format": "detected: corpus.jsonl, queries.jsonl and qrels/<split>.tsv (the BEIR layout)",
              "path": "the BEIR folder"}
@@ -230,11 +113,11 @@ def _detect_beir(data_dir: Path) -> Detected | None:
 
 
 def _evalset(corpus: Path, crows: list, evalset: Path, rows: list) -> Detected:
-    cols = _columns(rows)
+    cols = columns_of(rows)
     det = Detected("evalset", {})
     where = {r: (corpus, crows) for r in ("doc_id", "text", "title")}
     where.update({r: (evalset, rows) for r in ("query", "relevant")})
-    columns = _fill_unknown(det, {**_corpus_columns(crows), "query": pick(cols, QUERY),
+    columns = fill_unknown(det, {**corpus_columns(crows, det), "query": pick(cols, QUERY),
                                   "relevant": pick(cols, RELEVANT)}, where)
     qid = pick(cols, QUERY_ID, exclude=(columns["query"],))
     if qid:
@@ -251,7 +134,7 @@ def _evalset(corpus: Path, crows: list, evalset: Path, rows: list) -> Detected:
         values = sorted({str(r.get(split_col)) for r in rows if r.get(split_col) not in (None, "")})
         splits = ["test"] if "test" in values or not values else values[:1]
     source["columns"] = columns
-    tags = _tag_columns(rows, set(columns.values()) | {split_col or ""})
+    tags = tag_candidates(rows, set(columns.values()) | {split_col or ""})
     if tags:
         source["tag_columns"] = tags
         notes["tag_columns"] = "columns copied into query tags, for `stats --by ...`"
@@ -260,13 +143,13 @@ def _evalset(corpus: Path, crows: list, evalset: Path, rows: list) -> Detected:
 
 
 def _trec(corpus: Path, crows: list, queries: Path, qrows: list, qrels: list[Path]) -> Detected:
-    qcols = _columns(qrows)
+    qcols = columns_of(qrows)
     det = Detected("trec", {})
     where = {**{r: (corpus, crows) for r in ("doc_id", "text", "title")},
              **{r: (queries, qrows) for r in ("query_id", "query")}}
-    columns = _fill_unknown(det, {**_corpus_columns(crows), "query_id": pick(qcols, QUERY_ID),
+    columns = fill_unknown(det, {**corpus_columns(crows, det), "query_id": pick(qcols, QUERY_ID),
                                   "query": pick(qcols, QUERY)}, where)
-    by_split = {_split_of(p): p for p in qrels}
+    by_split = {split_of(p): p for p in qrels}
     source: dict[str, Any] = {"format": "trec", "corpus": corpus, "queries": queries,
                               "qrels": by_split if len(by_split) > 1 else qrels[0], "columns": columns}
     if len(by_split) == 1:
@@ -274,7 +157,7 @@ def _trec(corpus: Path, crows: list, queries: Path, qrows: list, qrels: list[Pat
     notes = {"format": f"detected: TREC qrels lines `qid 0 docid grade` in {', '.join(p.name for p in qrels)}",
              "corpus": "documents", "queries": "questions", "qrels": "labels, per split",
              "columns": "column names in the corpus and queries tables (detected)"}
-    tags = _tag_columns(qrows, set(columns.values()))
+    tags = tag_candidates(qrows, set(columns.values()))
     if tags:
         source["tag_columns"] = tags
         notes["tag_columns"] = "query columns copied into tags, for `stats --by ...`"
@@ -284,15 +167,15 @@ def _trec(corpus: Path, crows: list, queries: Path, qrows: list, qrels: list[Pat
 
 
 def _tables(corpus: Path, crows: list, queries: Path, qrows: list, qrels: Path, rrows: list) -> Detected:
-    qcols, rcols = _columns(qrows), _columns(rrows)
+    qcols, rcols = columns_of(qrows), columns_of(rrows)
     det = Detected("tables", {})
     where = {**{r: (corpus, crows) for r in ("doc_id", "text", "title")},
              **{r: (queries, qrows) for r in ("query_id", "query")},
              **{r: (qrels, rrows) for r in ("qrels_query_id", "qrels_doc_id", "grade")}}
-    columns = _fill_unknown(det, {**_corpus_columns(crows), "query_id": pick(qcols, QUERY_ID),
-                                  "query": pick(qcols, QUERY), "qrels_query_id": pick(rcols, QREL_QUERY),
-                                  "qrels_doc_id": pick(rcols, QREL_DOC), "grade": pick(rcols, GRADE)}, where)
-    det.grades = _grades(rrows, columns["grade"]) if columns["grade"] != UNKNOWN else []
+    doc_cols = corpus_columns(crows, det)
+    columns = fill_unknown(det, {**doc_cols, **_table_roles(det, (corpus, doc_cols["doc_id"]), (queries, qrows), rrows)},
+                           where)
+    det.grades = grades_of(rrows, columns["grade"]) if columns["grade"] != UNKNOWN else []
     source: dict[str, Any] = {"format": "tables", "corpus": corpus, "queries": queries, "qrels": qrels}
     notes = {"format": f"detected: separate corpus ({corpus.name}), queries ({queries.name}) and labels "
                        f"({qrels.name}) tables", "corpus": "documents", "queries": "questions",
@@ -306,9 +189,132 @@ def _tables(corpus: Path, crows: list, queries: Path, qrows: list, qrels: Path, 
         values = sorted({str(r.get(split_col)) for r in rrows if r.get(split_col) not in (None, "")})
         splits = ["test"] if "test" in values or not values else values[:1]
     source["columns"] = columns
-    tags = _tag_columns(qrows, set(columns.values()))
+    tags = tag_candidates(qrows, set(columns.values()))
     if tags:
         source["tag_columns"] = tags
         notes["tag_columns"] = "query columns copied into tags, for `stats --by ...`"
     det.source, det.notes, det.splits = source, notes, splits
     return det
+
+
+def _judgments_table(corpus: Path, crows: list, rest: dict[Path, list[dict[str, Any]]]) -> Detected | None:
+    """A flat judgments table (one row per judged pair: question id, question, document id, grade), told by names
+    or by content: a column of the corpus' ids, a grade column and a question text column in one table."""
+    from .init_roles import all_ids, grade, profiles, question, question_id, reference
+
+    det = Detected("judgments", {})
+    doc_cols = corpus_columns(crows, det)
+    ids = all_ids(corpus, doc_cols["doc_id"]) if doc_cols["doc_id"] else set()
+    for path, rows in rest.items():
+        cols, prof = columns_of(rows), profiles(rows)
+        roles: dict[str, str | None] = {"qrels_doc_id": pick(cols, QREL_DOC), "grade": pick(cols, GRADE),
+                                        "query": pick(cols, QUERY, exclude=("text",))}
+        trial = Detected("judgments", {})
+        if roles["qrels_doc_id"] is None and ids:
+            roles["qrels_doc_id"] = trial.by_content("qrels_doc_id", reference(prof, ids, set(), "document ids of "
+                                                                               f"{corpus.name}"))
+        used = {c for c in roles.values() if c}
+        if roles["grade"] is None:
+            roles["grade"] = trial.by_content("grade", grade(prof, used))
+        used |= {roles["grade"]} if roles["grade"] else set()
+        if roles["query"] is None:
+            roles["query"] = trial.by_content("query", question(prof, used))
+        if not (roles["qrels_doc_id"] and roles["grade"] and (roles["query"] or trial.tied.get("query"))):
+            continue  # not a judgments table (a queries or labels table of another format)
+        det.how.update(trial.how)
+        det.tied.update(trial.tied)
+        used |= {roles["query"]} if roles["query"] else set()
+        qid = pick(cols, QUERY_ID + QREL_QUERY, exclude=tuple(used))
+        if qid is None and roles["query"]:
+            qid = det.by_content("query_id", question_id(prof, rows, roles["query"], used))
+        return _judgments(det, corpus, crows, doc_cols, path, rows, roles, qid)
+    return None
+
+
+def _judgments(det: Detected, corpus: Path, crows: list, doc_cols: dict[str, str | None], path: Path, rows: list,
+               roles: dict[str, str | None], qid: str | None) -> Detected:
+    where = {**{r: (corpus, crows) for r in ("doc_id", "text", "title")},
+             **{r: (path, rows) for r in ("query", "qrels_doc_id", "grade")}}
+    columns = fill_unknown(det, {**doc_cols, "query": roles["query"], "qrels_doc_id": roles["qrels_doc_id"],
+                                 "grade": roles["grade"]}, where)
+    if qid:
+        columns["query_id"] = qid
+    det.grades = grades_of(rows, columns["grade"]) if columns["grade"] != UNKNOWN else []
+    source: dict[str, Any] = {"format": "judgments", "corpus": corpus, "judgments": path}
+    det.notes = {"format": f"detected: {path.name} has one row per judged (question, document) pair: the questions "
+                           "are derived from it", "corpus": "documents", "judgments": "one row per judged pair",
+                 "columns": "column names in your files (detected)"}
+    split_col = pick(columns_of(rows), ["split"])
+    if split_col:
+        source["split_column"] = split_col
+        det.notes["split_column"] = "which split each judged pair belongs to"
+        values = sorted({str(r.get(split_col)) for r in rows if r.get(split_col) not in (None, "")})
+        det.splits = ["test"] if "test" in values or not values else values[:1]
+    source["columns"] = columns
+    varying = set(columns_of(rows)) - _per_question(rows, columns.get("query_id") or columns["query"])
+    tags = tag_candidates(rows, set(columns.values()) | {split_col or ""} | varying)
+    if tags:
+        source["tag_columns"] = tags
+        det.notes["tag_columns"] = "columns copied into question tags, for `stats --by ...`"
+    det.source = source
+    return det
+
+
+def _per_question(rows: list[dict[str, Any]], key: str) -> set[str]:
+    """Columns with one value per question in a judgments table (a topic, a source): the tag candidates."""
+    first: dict[tuple[str, Any], Any] = {}
+    varying = set()
+    for r in rows:
+        for c, v in r.items():
+            if first.setdefault((c, r.get(key)), v) != v:
+                varying.add(c)
+    return set(columns_of(rows)) - varying
+
+
+def _tables_by_content(corpus: Path, crows: list, rest: dict[Path, list[dict[str, Any]]], qrels: Path | None,
+                       queries: Path | None) -> tuple[Path | None, Path | None]:
+    """(labels, questions) tables told from their values: the labels have a column of the corpus' ids and a
+    grade column; the questions, unique ids and one text column."""
+    from .init_roles import all_ids, grade, id_column, profiles, question, reference
+
+    doc_id = corpus_columns(crows, Detected("tables", {}))["doc_id"]
+    ids = all_ids(corpus, doc_id) if doc_id else set()
+    for p, rows in rest.items():
+        prof = profiles(rows)
+        if qrels is None and p != queries and reference(prof, ids, set(), "").column and grade(prof, set()).column:
+            qrels = p
+        elif queries is None and p != qrels and question(prof, set()).column and id_column(prof, set(), True, "").column:
+            queries = p
+    return qrels, queries
+
+
+def _table_roles(det: Detected, corpus: tuple[Path, str | None], queries: tuple[Path, list], rrows: list
+                 ) -> dict[str, str | None]:
+    """The questions' and labels' columns of `format: tables`: by name, else told from the values
+    (``corpus``: its file and id column; ``queries``: its file and sampled rows)."""
+    qrows = queries[1]
+    from .init_roles import all_ids, grade, id_column, profiles, question, reference
+
+    qcols, rcols = columns_of(qrows), columns_of(rrows)
+    roles = {"query_id": pick(qcols, QUERY_ID), "query": pick(qcols, QUERY), "qrels_query_id": pick(rcols, QREL_QUERY),
+             "qrels_doc_id": pick(rcols, QREL_DOC), "grade": pick(rcols, GRADE)}
+    if all(roles.values()):
+        return roles
+    qprof, rprof = profiles(qrows), profiles(rrows)
+    if roles["query"] is None:
+        roles["query"] = det.by_content("query", question(qprof, {roles["query_id"] or ""}))
+    if roles["query_id"] is None:
+        roles["query_id"] = det.by_content("query_id", id_column(qprof, {roles["query"] or ""}, True,
+                                                                 "one per question"))
+    if roles["qrels_doc_id"] is None:
+        ids = all_ids(corpus[0], corpus[1]) if corpus[1] else set()
+        roles["qrels_doc_id"] = det.by_content("qrels_doc_id", reference(rprof, ids, set(), f"document ids of "
+                                                                                           f"{corpus[0].name}"))
+    if roles["qrels_query_id"] is None and roles["query_id"]:
+        qids = all_ids(queries[0], roles["query_id"])
+        roles["qrels_query_id"] = det.by_content("qrels_query_id", reference(
+            rprof, qids, {roles["qrels_doc_id"] or ""}, f"question ids of {queries[0].name}"))
+    if roles["grade"] is None:
+        used = {roles["qrels_doc_id"] or "", roles["qrels_query_id"] or ""}
+        roles["grade"] = det.by_content("grade", grade(rprof, used))
+    return roles

@@ -44,11 +44,13 @@ class InitResult:
     grades: list[int] = field(default_factory=list)  # the grades detection saw (for the grades_map hint)
     languages: DetectedLanguages | None = None  # what the documents and questions are written in
     bm25: str = ""  # the analyzer BM25 uses with the written languages, in words (bm25_analyzer.describe)
+    how: dict[str, str] = field(default_factory=dict)  # role -> how its column was told from the values
 
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task_name, "format": self.format, "task_yaml": str(self.task_yaml),
                 "benchmark_yaml": str(self.benchmark_yaml), "columns": self.columns, "counts": self.counts,
-                "languages": self.languages.to_dict() if self.languages else None, "bm25": self.bm25}
+                "languages": self.languages.to_dict() if self.languages else None, "bm25": self.bm25,
+                "told_from_values": self.how}
 
 
 def _write(path: Path, text: str) -> None:
@@ -148,7 +150,8 @@ def init_project(data_dir: Path, project: Path | None = None, name: str | None =
 
     bm25 = resolve_analyzer(cfg.languages, cfg.bm25).describe()
     columns = {k: str(v) for k, v in det.source.get("columns", {}).items()}
-    return InitResult(task_name, det.format, task_yaml, bench_yaml, columns, counts, det.grades, languages, bm25)
+    return InitResult(task_name, det.format, task_yaml, bench_yaml, columns, counts, det.grades, languages, bm25,
+                      det.how)
 
 
 def validate(task_yaml: Path, bench_yaml: Path) -> tuple[dict[str, Any], DetectedLanguages]:
