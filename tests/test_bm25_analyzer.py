@@ -303,3 +303,24 @@ def test_folded_accents_find_questions_typed_without_diacritics(tmp_path):
         per_query["bm25_analyzer"]["description"]
     with pytest.raises(ConfigError, match="fold case too"):
         TaskConfig.from_file(write_task(tmp_path, ["ron-Latn"], {"normalize": True, "lowercase": False}))
+
+
+def test_a_hybrid_uses_and_records_the_tasks_analyzer(tmp_path):
+    """BM25 inside a hybrid indexes with the task's analyzer too, and its results record it; the dense model's
+    do not."""
+    from runners.execution.candidates.bm25 import AnalyzedBM25Search
+    from runners.execution.candidates.experiments import candidates_from_experiments
+
+    task_yaml = write_task(tmp_path, ["ron-Latn", "eng-Latn"], {"stemmer": "romanian", "stopwords": "none"})
+    dense = {"name": "test/np", "factory": "tests.identity_encoder:NumpyEncoder", "revision": "r1"}
+    cfg = BenchmarkConfig.from_file(write_benchmark(tmp_path, [str(task_yaml)], models=[dense], experiments=[
+        {"type": "hybrid", "dense": "test/np", "fusion": "rrf", "k": [60]}]))
+    [hybrid] = candidates_from_experiments(cfg)
+    assert any(isinstance(m, AnalyzedBM25Search) for m in hybrid.load().wrapped_models)
+    records = run_benchmark(cfg, show_progress=False)
+    assert [r.status for r in records] == ["ran", "ran"]
+    metas = {r.candidate: json.loads((find_run(cfg.results_path, r.candidate, "RoBM25") / "per_query_test.json")
+                                     .read_text()) for r in records}
+    assert "bm25_analyzer" not in metas["test/np"]
+    assert metas[hybrid.name]["bm25_analyzer"]["stemmer"] == "romanian"
+    assert metas[hybrid.name]["bm25_analyzer"]["stopwords"] is None
