@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..results.variants import shown_label
 from .errors import AnalysisError
 
 MULTIPLES = (2.0, 10.0)
@@ -111,7 +112,8 @@ def growth_curve(record: dict[str, Any], metric: str = "ndcg_at_10", n_resamples
         slope, lo, hi = math.nan, math.nan, math.nan
         ext[["mean", "ci_low", "ci_high"]] = math.nan
     dis = (record.get("params") or {}).get("distractors") or {}
-    return GrowthCurve(record["model"], record.get("label") or record["model"], record["task"], metric, n_full,
+    label = shown_label(str(record.get("label") or record["model"]), str(record["model"]))  # as every command prints
+    return GrowthCurve(record["model"], label, record["task"], metric, n_full,
                        record["n_labelled"], len(qids), repeats, pts, slope, (lo, hi), ext, notes,
                        int(record.get("n_distractors", 0)), dis.get("path"))
 

@@ -30,13 +30,15 @@ def latency_options(queries: int, repeats: int, warmup: int, encode_sample: int,
 def measure_rows(cfg: Any, cands: list[Any], tasks: list[Any], opts: Any) -> list[dict[str, Any]]:
     """Run the pass; one flat row per (candidate, task) (analysis.cost's columns), ratios to the first measured."""
     from ..analysis.cost import cost_row
+    from ..results.variants import shown_label
     from ..execution.measure.latency import measure
 
     records = measure(cfg, cands, tasks, opts)
     rows = []
     for task in {r["task"]: None for r in records}:
         mine = [r for r in records if r["task"] == task]
-        task_rows = [{"task": task, "candidate": r["label"], "model": r["candidate"], **cost_row(r)} for r in mine]
+        task_rows = [{"task": task, "candidate": shown_label(r["label"], r["candidate"]), "model": r["candidate"],
+                      **cost_row(r)} for r in mine]  # the label every command prints
         for r in task_rows:
             r.pop("_latency", None)  # the per-query times stay in the record (latency_<split>.json)
         ref = next((r["p50_ms"] for r in task_rows if r["p50_ms"]), None)
