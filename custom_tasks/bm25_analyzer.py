@@ -5,8 +5,9 @@ task's `languages:`: one language (ISO 639-3 part of the codes) -> its row of mt
 PyStemmer stemmer, character tokens for CJK/Thai/...); several languages, or none -> English's row; a language
 mteb has no row for -> no stemmer and no list. Without a list, mteb drops the terms found in at least 90% of the
 documents. A task's `bm25:` block overrides any of these, key by key; without the block a task scores exactly as
-mteb's BM25 scores it. The analyzer is resolved here from mteb's own table (read, not copied), shown by `run`,
-stored with BM25's results and named by `stats` and the report.
+mteb's BM25 scores it. The analyzer is resolved here from mteb's own table (read at run time; only its stop-word
+keys are written here, checked against it by a test, so that reading a task config never imports mteb), shown by
+`run`, stored with BM25's results and named by `stats` and the report.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from .config_problems import did_you_mean
 
 #: mteb's BM25Search(freq_threshold=0.9): without a stop-word list, terms in at least this share of documents go
 MTEB_STOPWORD_FREQUENCY = 0.9
@@ -32,12 +35,6 @@ def stemmer_names() -> list[str]:
 #: the bm25s stop-word lists mteb's BM25 knows by key (the keys of its table; a test checks they are mteb's):
 #: written here so that reading a task config never imports mteb
 STOPWORD_KEYS = ("de", "en", "es", "fr", "it", "nl", "no", "pt", "ru", "sv", "zh")
-
-
-def _near(value: str, known: list[str]) -> str:
-    from .config_problems import did_you_mean
-
-    return did_you_mean(value, known)
 
 
 class BM25Settings(BaseModel):
@@ -70,7 +67,7 @@ class BM25Settings(BaseModel):
         v = v.strip().lower()
         names = stemmer_names()
         if v != NONE and v not in names:
-            raise ValueError(f"stemmer '{v}' is not a PyStemmer algorithm{_near(v, names)}; use one of "
+            raise ValueError(f"stemmer '{v}' is not a PyStemmer algorithm{did_you_mean(v, names)}; use one of "
                              f"{', '.join(names)}, or none")
         return v
 
@@ -83,7 +80,7 @@ class BM25Settings(BaseModel):
             v = v.strip().lower()
             keys = list(STOPWORD_KEYS)
             if v != NONE and v not in keys:
-                raise ValueError(f"stopwords '{v}' is not a bm25s list{_near(v, keys)}: use one of {', '.join(keys)}, "
+                raise ValueError(f"stopwords '{v}' is not a bm25s list{did_you_mean(v, keys)}: use one of {', '.join(keys)}, "
                                  "none, or the words as a list")
             return v
         if isinstance(v, list):
@@ -108,14 +105,14 @@ class BM25Settings(BaseModel):
 
     def written(self) -> dict[str, Any]:
         """The keys the task sets (what the run fingerprint holds: a task without the block keeps its hash)."""
-        return self.model_dump(exclude_unset=True)
+        return self.model_dump(exclude_unset=True, exclude_none=True)  # `key: null` on a switch: the default
 
 
 @dataclass(frozen=True)
 class Analyzer:
     """The analyzer BM25 uses on one task, every setting resolved."""
 
-    language: str | None  # the ISO 639-3 code whose defaults apply (mteb's choice), None: the block chose all
+    language: str  # the ISO 639-3 code whose defaults apply (mteb's choice)
     stemmer: str | None  # PyStemmer algorithm
     stopwords: str | tuple[str, ...] | None  # bm25s list key, or the task's own words
     stopword_frequency: float  # used only without a list

@@ -214,6 +214,9 @@ def test_defaults_follow_mteb_per_language():
     chosen = resolve_analyzer(["ron-Latn", "eng-Latn"], BM25Settings(stemmer="romanian"))
     assert (chosen.stemmer, chosen.stopwords, chosen.note) == ("romanian", "en", "")
     assert resolve_analyzer(["zho-Hans"]).tokenizer == "characters"
+    nulls = BM25Settings.model_validate({"stemmer": None, "stopword_frequency": None, "lowercase": None})
+    assert nulls.written() == {"stemmer": "none"}  # `stemmer: null` is no stemmer; a null switch is the default
+    assert resolve_analyzer(["ron-Latn"], nulls).stopword_frequency == MTEB_STOPWORD_FREQUENCY
     with pytest.raises(ValueError, match="character tokens"):
         resolve_analyzer(["zho-Hans"], BM25Settings(stemmer="english"))
 
