@@ -155,3 +155,23 @@ def test_separate_question_and_label_tables_named_in_german(tmp_path):
     assert c.qrels["test"]["Q2"] == {"D3": 2, "D4": 1, "D8": 0}
     assert "qrels_query_id = Frage-Nr: 100% of its values are question ids of fragen.csv" in " ".join(out.output.split())
 
+
+def test_an_evalset_named_in_german_is_told_from_its_values(tmp_path):
+    """One row per question with a column listing the relevant documents ('D3:2; D4:1'), no English name."""
+    export = tmp_path / "export"
+    export.mkdir()
+    _write_csv(export / "dokumente.csv", ["Schlüssel", "Inhalt"], [[d, x] for d, _, x in _docs()])
+    rows = {}
+    for q, text, d, g in _pairs():
+        rows.setdefault(q, [q, text, []])[2].append(f"{d}:{g}")
+    _write_csv(export / "auswertung.csv", ["Nr", "Frage", "Relevante Dokumente"],
+               [[q, t, "; ".join(r)] for q, t, r in rows.values()])
+    out = _init(tmp_path, export)
+    assert out.exit_code == 0, out.output
+    source, c = _loaded(tmp_path)
+    assert source["format"] == "evalset" and source["columns"] == {
+        "doc_id": "Schlüssel", "text": "Inhalt", "query": "Frage", "relevant": "Relevante Dokumente", "query_id": "Nr"}
+    assert c.qrels["test"]["Q2"] == {"D3": 2, "D4": 1, "D8": 0}
+    assert "relevant = Relevante Dokumente: lists of document ids (100% of them in the corpus)" in \
+        " ".join(out.output.split())
+

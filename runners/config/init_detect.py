@@ -45,7 +45,7 @@ def _detect(data_dir: Path) -> Detected:
     for p, rows in rest.items():
         if pick(columns_of(rows), RELEVANT) and pick(columns_of(rows), QUERY):
             return _evalset(corpus, tables[corpus], p, rows)
-    det = _judgments_table(corpus, tables[corpus], rest)
+    det = _judgments_table(corpus, tables[corpus], rest) or _evalset_by_content(corpus, tables[corpus], rest)
     if det is not None:
         return det
     trec = [p for p in files if p.suffix.lower() not in TABLES and is_trec_qrels(p)]
@@ -112,14 +112,20 @@ def _detect_beir(data_dir: Path) -> Detected | None:
     return Detected("beir", source, notes, ["test"] if "test" in splits else splits[:1])
 
 
-def _evalset(corpus: Path, crows: list, evalset: Path, rows: list) -> Detected:
+def _evalset(corpus: Path, crows: list, evalset: Path, rows: list, det: Detected | None = None,
+             told: dict[str, str | None] | None = None) -> Detected:
+    """``told``: the query and relevant columns when told from the values (``det`` says how)."""
     cols = columns_of(rows)
-    det = Detected("evalset", {})
+    det = det or Detected("evalset", {})
     where = {r: (corpus, crows) for r in ("doc_id", "text", "title")}
     where.update({r: (evalset, rows) for r in ("query", "relevant")})
     columns = fill_unknown(det, {**corpus_columns(crows, det), "query": pick(cols, QUERY),
-                                  "relevant": pick(cols, RELEVANT)}, where)
+                                 "relevant": pick(cols, RELEVANT), **(told or {})}, where)
     qid = pick(cols, QUERY_ID, exclude=(columns["query"],))
+    if qid is None and columns["query"] != UNKNOWN and det.how:  # columns told from values: the id too
+        from .init_roles import profiles, question_id
+
+        qid = det.by_content("query_id", question_id(profiles(rows), rows, columns["query"], set(columns.values())))
     if qid:
         columns["query_id"] = qid
     source: dict[str, Any] = {"format": "evalset", "corpus": corpus, "evalset": evalset}
@@ -318,3 +324,25 @@ def _table_roles(det: Detected, corpus: tuple[Path, str | None], queries: tuple[
         used = {roles["qrels_doc_id"] or "", roles["qrels_query_id"] or ""}
         roles["grade"] = det.by_content("grade", grade(rprof, used))
     return roles
+
+
+def _evalset_by_content(corpus: Path, crows: list, rest: dict[Path, list[dict[str, Any]]]) -> Detected | None:
+    """An evalset no name says is one: one row per question (its text unique) with a column listing corpus ids."""
+    from .init_roles import all_ids, profiles, question, relevant_lists
+
+    det = Detected("evalset", {})
+    doc_id = corpus_columns(crows, det)["doc_id"]
+    ids = all_ids(corpus, doc_id) if doc_id else set()
+    for path, rows in rest.items():
+        trial = Detected("evalset", {})
+        relevant = trial.by_content("relevant", relevant_lists(rows, ids, set()))
+        if relevant is None:
+            continue
+        query = pick(columns_of(rows), QUERY, exclude=(relevant,)) or trial.by_content(
+            "query", question(profiles(rows), {relevant}))
+        texts = [str(r.get(query)) for r in rows] if query else []
+        if query and len(set(texts)) == len(texts):
+            det.how.update(trial.how)
+            return _evalset(corpus, crows, path, rows, det, {"query": query, "relevant": relevant})
+    return None
+

@@ -188,3 +188,38 @@ def question_id(p: dict[str, Profile], rows: list[dict[str, Any]], query: str, u
     if len(fits) == 1:
         return Guess(fits[0], "short ids, one per question text")
     return Guess(None, tied=tuple(fits))
+
+
+def _items(value: Any, ids: set[str]) -> list[str]:
+    """The document ids of one evalset cell: a list, or 'd12:2; d7:1; d9' (separators ; , |, grade optional)."""
+    if isinstance(value, dict):
+        return [str(k).strip() for k in value]
+    raw = value if isinstance(value, (list, tuple)) else re.split(r"[;,|]", str(value)) if value is not None else []
+    out = []
+    for item in raw:
+        item = str(item[0] if isinstance(item, (list, tuple)) and item else item).strip()
+        if item and item not in ids and ":" in item:
+            item = item.rsplit(":", 1)[0].strip()
+        if item:
+            out.append(item)
+    return out
+
+
+def relevant_lists(rows: list[dict[str, Any]], ids: set[str], used: set[str]) -> Guess:
+    """In a one-row-per-question table: the column listing each question's relevant document ids."""
+    names: list[str] = []
+    for r in rows:
+        names += [str(k) for k in r if str(k) not in names and str(k) not in used]
+    found = []
+    for name in names:
+        items = [i for r in rows for i in _items(r.get(name), ids)]
+        share = referenced_share(items, ids)
+        if items and share >= REFERENCE_SHARE:
+            found.append((share, name))
+    found.sort(reverse=True)
+    if not found:
+        return Guess(None)
+    if len(found) > 1 and found[1][0] == found[0][0]:
+        return Guess(None, tied=tuple(n for s, n in found if s == found[0][0]))
+    return Guess(found[0][1], f"lists of document ids ({found[0][0]:.0%} of them in the corpus), one row per question")
+
