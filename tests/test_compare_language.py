@@ -81,3 +81,28 @@ def test_a_language_without_public_tasks_is_said(tmp_path):
     assert any(n.startswith("no public mteb benchmark or retrieval task is in fao") for n in comp.notes)
     assert list(comp.private_tasks) == ["LangFixtureFao"]
     assert comp.table.loc[BGE, "LangFixtureFao"] == pytest.approx(0.66)
+
+
+def test_public_cells_are_the_languages_subsets_only(tmp_path):
+    """A public result with Romanian and other subsets: the cell is the mean of the Romanian subsets (mteb's
+    filter_languages + its leaderboard aggregation), the Bulgarian ones never count."""
+    subsets = {"BelebeleRetrieval": {"ron_Latn-ron_Latn": 0.5, "ron_Latn-eng_Latn": 0.6, "eng_Latn-ron_Latn": 0.7,
+                                     "bul_Cyrl-bul_Cyrl": 0.1},
+               "WikipediaRetrievalMultilingual": {"ro": 0.8, "bg": 0.2}}
+    public = tmp_path / "public"
+    for model, rev, shift in ((MINILM, MINILM_REV, 0.0), (BGE, BGE_REV, 0.05)):
+        folder = public / "results" / model.replace("/", "__") / rev
+        folder.mkdir(parents=True)
+        (folder / "model_meta.json").write_text(json.dumps({"name": model, "revision": rev}))
+        for task, scores in subsets.items():
+            (folder / f"{task}.json").write_text(json.dumps({
+                "dataset_revision": "x", "task_name": task, "mteb_version": "2.26.24", "evaluation_time": 1.0,
+                "kg_co2_emissions": None, "scores": {"test": [
+                    {"hf_subset": sub, "languages": ["ron-Latn"], "main_score": s + shift, "ndcg_at_10": s + shift}
+                    for sub, s in scores.items()]}}))
+    comp = build_comparison(private_results(tmp_path / "private", "LangFixtureRonCells", ["ron-Latn"]),
+                            FolderSource(public))
+    assert comp.table.loc[MINILM, "BelebeleRetrieval"] == pytest.approx(0.6, abs=1e-9)
+    assert comp.table.loc[BGE, "BelebeleRetrieval"] == pytest.approx(0.65, abs=1e-9)
+    assert comp.table.loc[MINILM, "WikipediaRetrievalMultilingual"] == pytest.approx(0.8, abs=1e-9)
+    assert comp.table.loc[BGE, "Mean (Public)"] == pytest.approx((0.65 + 0.85) / 2, abs=1e-9)
