@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 import docs_outputs  # noqa: E402
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason="mkdocs not installed (pip install -e '.[docs]')")
+@pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason="mkdocs not installed (pip install 'private-mteb[docs]')")
 def test_mkdocs_build_strict_offline(tmp_path: Path) -> None:
     site = tmp_path / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "HF_HUB_OFFLINE": "1"}

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from test_history import NP, _project
 
-pytest.importorskip("mlflow", reason="needs the mlflow extra: pip install -e '.[mlflow]'")
+pytest.importorskip("mlflow", reason="needs the mlflow extra: pip install 'private-mteb[mlflow]'")
 pytest.importorskip("sqlalchemy", reason="the tracking server's sqlite backend needs the mlflow extra")
 pytest.importorskip("flask", reason="the tracking server needs the mlflow extra")
 
