@@ -24,6 +24,8 @@ from .languages import default_scripts, iso1_to_iso3, iso_to_language, is_valid,
 MIN_SHARE = 0.10
 #: texts read per side (evenly spread over the collection: a large corpus costs no more than this)
 MAX_TEXTS = 2000
+#: ids kept per language as examples
+EXAMPLES = 5
 #: characters of each text read (the model's confidence no longer changes after a few hundred)
 MAX_CHARS = 1000
 #: ISO 639-3's codes for "no linguistic content", "undetermined", "multiple", "uncoded": not a language to declare
@@ -44,6 +46,8 @@ class LanguageShares:
     counts: Counter = field(default_factory=Counter)
     #: texts without letters (ids, numbers): not counted
     skipped: int = 0
+    #: code -> the ids of the first few texts identified as it (what a lint finding shows)
+    examples: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -104,7 +108,7 @@ def mteb_code(label: str, text: str) -> str | None:
     return code if is_valid(code) else None
 
 
-def _spread(texts: Sequence[str], limit: int) -> Iterable[str]:
+def _spread(texts: Sequence[Any], limit: int) -> Iterable[Any]:
     """At most ``limit`` texts, evenly spaced (deterministic, and the whole collection is seen)."""
     if len(texts) <= limit:
         return texts
@@ -112,11 +116,13 @@ def _spread(texts: Sequence[str], limit: int) -> Iterable[str]:
     return (texts[int(i * step)] for i in range(limit))
 
 
-def identify(texts: Sequence[str], side: str, limit: int = MAX_TEXTS) -> LanguageShares:
-    """The languages of ``texts`` (one vote per text)."""
+def identify(texts: Sequence[str], side: str, limit: int = MAX_TEXTS,
+             ids: Sequence[str] | None = None) -> LanguageShares:
+    """The languages of ``texts`` (one vote per text); ``ids``: the texts' ids, for the examples."""
     out = LanguageShares(side)
     ident = _identifier()
-    for text in _spread(texts, limit):
+    keys = list(ids) if ids is not None else [str(i) for i in range(len(texts))]
+    for key, text in _spread(list(zip(keys, texts)), limit):
         text = text[:MAX_CHARS]
         if not any(ch.isalpha() for ch in text):
             out.skipped += 1
@@ -126,6 +132,8 @@ def identify(texts: Sequence[str], side: str, limit: int = MAX_TEXTS) -> Languag
             out.skipped += 1
         else:
             out.counts[code] += 1
+            if len(out.examples.setdefault(code, [])) < EXAMPLES:
+                out.examples[code].append(key)
     return out
 
 
@@ -160,6 +168,6 @@ def detect_languages(corpus: Mapping[str, dict[str, str]], queries: Mapping[str,
     corpus only the ``MAX_TEXTS`` documents read are loaded (a corpus store reads them lazily)."""
     doc_ids = list(_spread(list(corpus), MAX_TEXTS))
     docs = identify([" ".join(filter(None, (corpus[d].get("title"), corpus[d].get("text")))) for d in doc_ids],
-                    "documents")
-    qs = identify(list(queries.values()), "questions")
+                    "documents", ids=doc_ids)
+    qs = identify(list(queries.values()), "questions", ids=list(queries))
     return DetectedLanguages(docs, qs, declared(docs, qs))

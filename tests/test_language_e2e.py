@@ -68,6 +68,7 @@ def test_romanian_collection_init_run_check(tmp_path):
     _set_languages(task_yaml, "[eng-Latn]")  # the analyzer init used to choose for every collection
     rerun = _ok(_cli(project, "run"))
     assert "done: BM25 on RoKbRetrieval" in rerun and "cached" not in rerun, rerun  # re-run, not the stored figure
+    assert "lint RoKbRetrieval: languages differ: 96" in rerun, rerun  # and run says the language looks wrong
     english = _bm25(project / "results")
     fresh_dir = tmp_path / "fresh"
     shutil.copytree(project, fresh_dir, ignore=shutil.ignore_patterns("results", "base"))

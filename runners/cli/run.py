@@ -67,6 +67,7 @@ LINT_MAX_DOCS = 100_000
 
 def _lint_lines(tasks: list) -> None:
     """One line of lint findings per private task (custom_tasks/lint.py), before anything is scored."""
+    from custom_tasks import lint_language
     from custom_tasks.lint import lint_collection
 
     for task in tasks:
@@ -77,7 +78,8 @@ def _lint_lines(tasks: list) -> None:
             console.print(Text(f"lint {collection.name}: not run for {len(collection.corpus)} documents here "
                                f"(`private-mteb tasks lint {collection.name}`)"), soft_wrap=True)
             continue
-        line = lint_collection(collection).one_line()
+        languages = getattr(getattr(task, "task_config", None), "languages", None)
+        line = lint_language.attach(lint_collection(collection), collection, languages).one_line()
         console.print(Text(line, style="yellow" if "no findings" not in line else ""), soft_wrap=True)
 
 

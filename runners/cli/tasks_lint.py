@@ -19,6 +19,7 @@ from .common import EXIT_REGRESSION, console, offline_default
 def lint_reports(targets: list[str], bench: Any, settings: Any, split: str) -> list[Any]:
     """A LintReport per task entry: the data checks, and with a benchmark its truncation and pooling checks."""
     from custom_tasks.config import resolve_task_config
+    from custom_tasks import lint_language
     from custom_tasks.lint import lint_collection
 
     from ..analysis.per_query import task_config_collection
@@ -40,7 +41,7 @@ def lint_reports(targets: list[str], bench: Any, settings: Any, split: str) -> l
         else:
             cfg = resolve_task_config(t)
         collection = task_config_collection(cfg)
-        report = lint_collection(collection, settings)
+        report = lint_language.attach(lint_collection(collection, settings), collection, cfg.languages)
         if bench is not None:
             from ..analysis import lint_pool
             from ..config.experiments import plan_experiments
