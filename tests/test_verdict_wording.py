@@ -152,3 +152,10 @@ def test_a_label_swapped_to_its_variant_says_so_in_check_stats_and_history(tmp_p
     md = render(build_report(BenchmarkConfig.from_file(path), with_public=False), "md")
     rows = [line for line in md.replace("\\", "").splitlines() if line.startswith("| 20")]  # over time: a row a record
     assert len(rows) == 2 and "| One |" in rows[0] and "| One (max_seq_length 128) |" in rows[1], rows
+
+
+def test_growth_trend_and_cost_sentence_print_no_negative_zero():
+    from runners.analysis.growth import per_doubling
+
+    text = per_doubling(-0.00001, -0.00003, 0.00001, "nDCG@10")
+    assert "-0.0000" not in text and text.startswith("+0.0000 nDCG@10 per doubling"), text

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..results.store import find_run, read_identity, read_json
 from .latency_stats import paired_difference, percentile_ci
+from .stats import format_diff, format_number
 
 #: the cost columns every output carries when a latency pass stored figures (same names in JSON and CSV)
 COST_COLUMNS = ["p50_ms", "p50_ci_low", "p50_ci_high", "p95_ms", "p95_ci_low", "p95_ci_high", "bytes_per_doc",
@@ -287,7 +288,8 @@ def cheapest_not_worse(intervals: list[dict[str, Any]], pairs: list[dict[str, An
     out.update(diff=diff[0], diff_ci_low=diff[1], diff_ci_high=diff[2], latency_diff_ms=cmp["diff_ms"],
                latency_diff_ci_low=cmp["diff_ci_low"], latency_diff_ci_high=cmp["diff_ci_high"])
     best_of = f", the best{where}" if among else ""
-    quality = f"{metric_label} difference {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]; {test}"
+    quality = (f"{metric_label} difference {format_diff(diff[0], diff[1], diff[2])}; {test}" if diff[1] is not None
+               else f"{metric_label} difference {format_number(diff[0], 3, True)}; {test}")
     if cmp["reason"] is None:
         text = (f"the cheapest candidate {what} is {pick} ({_p50(p50[pick])} vs {vs} for {best}{best_of}, p50 difference "
                 f"{cmp['diff_ms']:+.2f} ms [{cmp['diff_ci_low']:+.2f}, {cmp['diff_ci_high']:+.2f}] paired over the "

@@ -125,9 +125,12 @@ def per_doubling(slope: float, lo: float, hi: float, unit: str = "", *, where: s
     ``... per doubling [...]``); None when no trend was fitted (NaN slope: less than a doubling measured)."""
     if slope != slope:
         return None
-    ci = f"[{lo:+.4f}, {hi:+.4f}]"
+    from .stats import format_number  # never "-0.0000"
+
+    ci = f"[{format_number(lo, 4, True)}, {format_number(hi, 4, True)}]"
     rate = f"{unit} per doubling{where}" if unit else f"per doubling{where}"
-    return f"{slope:+.4f} {ci} {rate}" if ci_first else f"{slope:+.4f} {rate} {ci}"
+    s = format_number(slope, 4, True)
+    return f"{s} {ci} {rate}" if ci_first else f"{s} {rate} {ci}"
 
 
 def format_growth(curve: GrowthCurve) -> str:

@@ -23,6 +23,7 @@ from ..config.task_lookup import task_config_for
 from ..results.store import find_run, read_json
 from .errors import AnalysisError
 from .per_query import label_of, task_config_collection
+from .stats import format_number
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -194,7 +195,7 @@ def _below_baseline(results_dir: Path, task: str, cand: Mapping[str, float], bas
         return None
     lc, lb = labels or (label_of(results_dir, model), label_of(results_dir, base_model))
     return (f"{task}: {lc} judged@{k} = {both[0].mean():.2f} vs {lb} {both[1].mean():.2f} "
-            f"({mean:+.2f}, 95% CI upper {high:+.2f}): its score is probably underestimated; pool and label its "
+            f"({format_number(mean, 2, True)}, 95% CI upper {format_number(high, 2, True)}): its score is probably underestimated; pool and label its "
             f"top-{k} (`private-mteb labels pool -c CONFIG --depth {k}`)")
 
 

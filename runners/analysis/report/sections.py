@@ -14,7 +14,7 @@ from ...config.benchmark import StatsOptions
 from ...results.store import load_rankings
 from ..errors import AnalysisError
 from ..judged import judged_ceiling, judged_meaning, judged_report, stored_rankings
-from ..stats import metric_label
+from ..stats import format_number, metric_label
 from . import figures, numbers, text
 from .blocks import Figure, Paragraph, Section, Table
 from .data import Candidate, TaskData
@@ -193,7 +193,7 @@ def _forest_table(tn: TaskNumbers, label: str) -> Table:
                 row.append("—")
                 continue
             r = hit.iloc[0]
-            d = text.signed_ci(r["diff"], r.diff_ci_low, r.diff_ci_high) if i == 0 else f"{r['diff']:+.3f}"
+            d = text.signed_ci(r["diff"], r.diff_ci_low, r.diff_ci_high) if i == 0 else format_number(r["diff"], 3, True)
             row.append(f"{d} {text.p_value(r.p_holm)}{' ✓' if r.significant else ''}")
         rows.append(row)
     return Table(header, rows, f"Δ {label} vs {tn.baseline}: difference [CI for all queries], Holm p; "
