@@ -16,6 +16,7 @@ import yaml
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 
 import custom_tasks
+from custom_tasks.bm25_analyzer import BM25Settings
 from custom_tasks.config import ANNOTATIONS, TaskConfig, resolve_task_config
 from custom_tasks.errors import ConfigError
 from custom_tasks.mteb_names import DEFAULT_K_VALUES, DOMAINS, LICENSES, retrieval_score_names
@@ -197,6 +198,7 @@ SCORING_CHANGES = {
     "ignore_identical_ids": True,
     "grades": {3: "perfect", 2: "good", 1: "fair", 0: "bad"},  # what a grade means (issue 31)
     "languages": ["deu-Latn"],  # mteb's BM25 takes its stemmer and stop words from them (issue 35)
+    "bm25": BM25Settings.model_validate({"stemmer": "german"}),  # BM25's analyzer, key by key (issue 35)
 }
 
 
