@@ -30,109 +30,16 @@ from collections.abc import Container, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
+from ..results.look_store import LookStore
 from ..results.store import SIDE, find_run
 from .errors import AnalysisError
 from .pairing import CorpusChange, Pairing, corpus_change, pair_queries
 from .per_query import (RUN_HINT, all_models, find_model, label_of, load_fingerprinted, read_once, result_models,
                         stored_corpus, stored_label)
-from .resampling import drop_bound
-from .stats import Scores, align_scores, format_number, format_p, format_score, metric_label
+from .gate_check import GateResult, regression_check
+from .gate_looks import MODES, data_digest, looked_check
 
-__all__ = ["GateResult", "GateRun", "regression_check", "regression_gate"]
-
-
-@dataclass(frozen=True)
-class GateResult:
-    """Outcome of :func:`regression_check`; ``reason`` is the line to print."""
-
-    passed: bool
-    drop: float  # baseline mean - candidate mean (> 0 means the candidate is worse)
-    #: one-sided lower confidence bound (level 1 - alpha) of the drop, from the test the decision uses
-    #: (resampling.drop_bound): > 0 exactly when p < alpha; -inf when no bound can be given
-    bound: float
-    p_value: float  # one-sided randomization p for "candidate is worse"
-    reason: str
-    n_queries: int = 0
-    metric: str = ""
-    max_drop: float = 0.0
-    alpha: float = 0.05
-    improved: int = 0  # queries the candidate scores higher than the baseline (as PyTerrier counts them)
-    degraded: int = 0  # ... lower
-    tied: int = 0  # ... exactly the same
-    #: the two means on the compared queries, as `stats` prints them (format_score): what a reader of a FAIL
-    #: wants beside the change
-    mean_baseline: float = math.nan
-    mean_candidate: float = math.nan
-
-
-#: the question the gate's p-value and bound answer (stats asks another: two-sided, Holm over every pair)
-QUESTION = "one-sided test: is the candidate worse?"
-
-
-def _bound_text(bound: float, alpha: float) -> str:
-    if not math.isfinite(bound):
-        return "no one-sided bound: too few queries or resamples for this --alpha"
-    return f"{1 - alpha:.0%} one-sided bound"
-
-
-def query_counts(improved: int, degraded: int, tied: int) -> str:
-    """``+12 improved, -30 degraded, 205 tied`` (queries; PyTerrier's wins/losses)."""
-    return f"+{improved} improved, -{degraded} degraded, {tied} tied"
-
-
-def regression_check(baseline: Scores, candidate: Scores, metric: str,
-                     max_drop: float = 0.01, alpha: float = 0.05,
-                     n_resamples: int = 10_000, seed: int = 0) -> GateResult:
-    """Compare per-query scores of ``candidate`` against ``baseline`` (same queries; dicts or Series).
-
-    Queries are aligned by id (inner join, warning if the sets differ). Fails
-    only if drop > max_drop AND the one-sided paired randomization p < alpha. The printed bound is
-    that test inverted (resampling.drop_bound), so a FAIL's bound is always above zero.
-    """
-    if max_drop < 0:
-        raise ValueError("max_drop must be >= 0")
-    x = align_scores({"baseline": baseline, "candidate": candidate}).x
-    d = x[:, 0] - x[:, 1]
-    n = d.size
-    drop = float(d.mean())
-    p, bound = drop_bound(d, alpha, n_resamples, seed)
-    improved, degraded = int(np.count_nonzero(d < 0)), int(np.count_nonzero(d > 0))
-    counts = query_counts(improved, degraded, n - improved - degraded)
-    label = metric_label(metric)
-    b_txt = _bound_text(bound, alpha)
-    f3 = format_number  # 3 decimals, never "-0.000"
-    least = f"at least {f3(bound)} ({b_txt})" if math.isfinite(bound) else b_txt
-    too_big = drop > max_drop
-    significant = p < alpha
-    means = x.mean(axis=0)  # the same alignment and sum as stats' means (stats.mean_score)
-    head = f"{label} {format_score(means[0])} → {format_score(means[1])}"
-    if too_big and significant:
-        passed = False
-        reason = (f"FAIL: {head}, dropped by {f3(drop)} (> allowed {f3(max_drop)}), {least}; the drop is "
-                  f"significant ({format_p(p)}, {QUESTION}); queries {counts}")
-    elif too_big:
-        passed = True
-        reason = (f"PASS: {head}, drop {f3(drop)} exceeds {f3(max_drop)} but is not significant "
-                  f"({format_p(p)}, {QUESTION}; the drop could be as small as "
-                  + (f"{f3(bound)} ({b_txt})" if math.isfinite(bound) else f"any ({b_txt})")
-                  + f"): could be noise; queries {counts}")
-    elif drop > 0:
-        passed = True
-        reason = (f"PASS: {head}, drop {f3(drop)} is within the allowed {f3(max_drop)} "
-                  f"({format_p(p)}, {QUESTION}; {least}); queries {counts}")
-    elif not np.any(d != 0):  # nothing changed on any query: no test to speak of
-        passed = True
-        reason = f"PASS: {head}, did not drop (identical on every one of the {n} queries)"
-    else:
-        passed = True
-        reason = (f"PASS: {head}, did not drop (change {f3(0.0 - drop, signed=True)}, {format_p(p)}, {QUESTION}); "
-                  f"queries {counts}")
-    return GateResult(passed=passed, drop=drop, bound=bound, p_value=float(p), reason=reason, n_queries=int(n),
-                      metric=metric, max_drop=float(max_drop), alpha=float(alpha), improved=improved,
-                      degraded=degraded, tied=n - improved - degraded, mean_baseline=float(means[0]),
-                      mean_candidate=float(means[1]))
+__all__ = ["GateResult", "GateRun", "regression_check", "regression_gate"]  # GateResult, regression_check: gate_check.py
 
 
 @dataclass(frozen=True)
@@ -164,8 +71,11 @@ class GateRun:
         return all(r.passed for *_, r in self.outcomes)
 
 
-def check_options(max_drop: float, alpha: float, n_resamples: int) -> None:
+def check_options(max_drop: float, alpha: float, n_resamples: int, mode: str = "fixed") -> None:
     """Out-of-range options are the user's error (exit 2), not a regression (exit 1)."""
+    if mode not in MODES:
+        raise AnalysisError(f"stats: gate: must be one of {', '.join(MODES)} (fixed: one look; anytime: "
+                            f"valid over every look, `check --sequential`), got '{mode}'")
     if not (math.isfinite(max_drop) and max_drop >= 0):
         raise AnalysisError(f"--max-drop must be a number >= 0 (the largest tolerated drop of the mean), got {max_drop}")
     if not 0 < alpha < 1:
@@ -235,7 +145,8 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
                     alpha: float = 0.05, split: str = "test", n_resamples: int = 10_000,
                     seed: int = 0, allow_missing: bool = False, allow_changed_data: bool = False,
                     qrels: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
-                    only: Container[str] | None = None) -> GateRun:
+                    only: Container[str] | None = None, mode: str = "fixed",
+                    looks: LookStore | None = None) -> GateRun:
     """Compare candidate vs baseline on every (model, task) the baseline has.
 
     Each side is a results folder (then models are matched by name) or a model name/label in
@@ -248,8 +159,9 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
     queries and `GateRun.data_notes` says on how many).
     `qrels` (task -> labels) gives judged@10 its labels; by default a task is looked up by name in configs/tasks.
     `only`: results names to check (a config's candidates, candidate_set.config_names); default: all.
+    `mode`: fixed (one look) or anytime (confseq.py); `looks`: where each decision is counted (gate_looks.py).
     """
-    check_options(max_drop, alpha, n_resamples)
+    check_options(max_drop, alpha, n_resamples, mode)
     base_dir, base_model = _resolve(baseline, results_dir, "--baseline")
     cand_dir, cand_model = _resolve(candidate, results_dir, "--candidate")
     if base_dir.resolve() == cand_dir.resolve() and base_model is None and cand_model is None:
@@ -307,8 +219,10 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
         elif not p.same_data:
             notes_seen.append(f"{task}: data differ ({_data_text(p, ch)}): decided on the {len(p.paired)} unchanged "
                               "queries (--allow-changed-data)")
-        result = regression_check({q: bq[q][1] for q in p.paired}, {q: cq[q][1] for q in p.paired}, metric,
-                                  max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)
+        result = looked_check({q: bq[q][1] for q in p.paired}, {q: cq[q][1] for q in p.paired}, metric,
+                              store=looks, label=stored_label(cand_dir, c), task=task,
+                              baseline_id=f"{b}::{data_digest({q: bq[q][1] for q in p.paired})}", mode=mode, max_drop=max_drop, alpha=alpha,
+                              n_resamples=n_resamples, seed=seed)
         out.append((task, label_of(base_dir, b), label_of(cand_dir, c), result))
     notes = []
     for (task, b, c), p in zip(pairs, pairings):

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ..results.history_store import HistoryStore, stored_result
+from ..results.look_store import LookStore
 from .errors import AnalysisError
-from .gate import GateRun, check_options, regression_check
+from .gate import GateRun, check_options
+from .gate_looks import looked_check
 from .history import fingerprinted, identity_changes, identity_of, result_fingerprinted
 from .pairing import corpus_change, pair_queries
 from ..results.variants import shown_label
@@ -49,15 +51,16 @@ def history_gate(baseline: str, history_dir: Path | None, results_dir: Path, *, 
                  only: list[str] | None = None,
                  tasks: list[str] | None = None, metric: str = "ndcg_at_10", max_drop: float = 0.01,
                  alpha: float = 0.05, split: str = "test", n_resamples: int = 10_000, seed: int = 0,
-                 allow_missing: bool = False, accept: str = "private-mteb history accept"
+                 allow_missing: bool = False, accept: str = "private-mteb history accept", mode: str = "fixed"
                  ) -> tuple[GateRun, list[str]]:
     """(the gate's outcomes, damaged history files seen) for every stored (model, task) of `results_dir`
     (`model`: one model name or label; `only`: these results names, e.g. the config's current candidates;
     `tasks`: these tasks, e.g. the config's). `accept`: the command that marks a record, shown for each
-    (candidate, task) that has no accepted one, e.g. `private-mteb history accept -c bench.yaml`."""
+    (candidate, task) that has no accepted one, e.g. `private-mteb history accept -c bench.yaml`. `mode`: fixed or
+    anytime (gate_looks.py); each decision is a look kept in the history folder (results/look_store.py)."""
     if baseline not in SPECS:
         raise AnalysisError(f"--baseline: unknown history baseline '{baseline}' (use {' or '.join(SPECS)})")
-    check_options(max_drop, alpha, n_resamples)
+    check_options(max_drop, alpha, n_resamples, mode)
     if history_dir is None:
         raise AnalysisError(f"--baseline {baseline}: the config has no `history:` folder (e.g. `history: "
                             "../../history`): add it and run `private-mteb run`, or pass -c CONFIG")
@@ -108,8 +111,10 @@ def history_gate(baseline: str, history_dir: Path | None, results_dir: Path, *, 
                          f"({'accepted' if baseline == 'history:accepted' else 'latest other'}); changed since: "
                          f"{changed}; {p.describe()}{corpus}")
             base_scores, cand_scores = fingerprinted(base), cand
-            result = regression_check({q: base_scores[q][1] for q in p.paired}, {q: cand_scores[q][1] for q in p.paired},
-                                      metric, max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)
+            result = looked_check({q: base_scores[q][1] for q in p.paired}, {q: cand_scores[q][1] for q in p.paired},
+                                  metric, store=LookStore(history_dir), label=label, task=task,
+                                  baseline_id=f"history:{base['id']}", mode=mode, max_drop=max_drop, alpha=alpha,
+                                  n_resamples=n_resamples, seed=seed)
             base_shown = shown_label(str(base["candidate"].get("label") or label), str(base["candidate"].get("name")))
             outcomes.append((task, f"{base_shown} ({baseline}, {str(base['time'])[:10]})", shown, result))
             pairings.append(p)

@@ -254,6 +254,9 @@ def check_cmd(
     allow_changed_data: bool = typer.Option(False, "--allow-changed-data",
                                             help="when the data differ, decide on the unchanged queries only"),
     fmt: str = typer.Option("table", "--format", help="table|json"),
+    sequential: bool = typer.Option(False, "--sequential", help="the drop's bound from a confidence sequence, "
+                                    "valid however often this comparison is checked (default: the config's "
+                                    "stats: gate:, else the fixed-sample test, valid for one look)"),
 ) -> None:
     """Regression gate for CI: exit 1 only if the drop is larger than allowed AND significant (one-sided);
     a changed corpus (documents added or removed, the same questions and labels) is compared and said;
@@ -263,7 +266,7 @@ def check_cmd(
 
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
-    only = None
+    only, mode, history = None, "anytime" if sequential else None, None
     scope = config
     if scope is None and results is None and (candidate is None or not Path(candidate).is_dir()):
         from ..config.discovery import optional_config  # the candidate is the project config's results folder
@@ -273,18 +276,24 @@ def check_cmd(
         from ..analysis.candidate_set import config_names
         from ..config.benchmark import BenchmarkConfig
 
-        only = config_names(BenchmarkConfig.from_file(scope))
+        scoped = BenchmarkConfig.from_file(scope)
+        only, history = config_names(scoped), scoped.history_path
+        mode = mode or scoped.stats.gate
+    mode = mode or "fixed"
     results = results_dir_of(config, results)
+    from ..results.look_store import LookStore  # each decision is a look, counted (analysis/gate_looks.py)
+
+    looks = LookStore(history if history is not None else Path(results) / "private-mteb")
     if baseline.startswith("history:"):  # the run history's latest / accepted record (private-mteb history)
         from .history import history_check
 
         run = history_check(baseline, config, results, candidate, task, metric=metric, max_drop=max_drop,
-                            alpha=alpha, n_resamples=resamples, seed=seed, allow_missing=allow_missing)
+                            alpha=alpha, n_resamples=resamples, seed=seed, allow_missing=allow_missing, mode=mode)
     else:
         run = regression_gate(baseline, str(results) if candidate is None else candidate, results_dir=results,
                               tasks=task, metric=metric, max_drop=max_drop, alpha=alpha, n_resamples=resamples,
                               seed=seed, allow_missing=allow_missing, allow_changed_data=allow_changed_data,
-                              only=only)
+                              only=only, mode=mode, looks=looks)
     best = _check_best(config, results, candidate, [t for t, *_ in run], metric)
     if fmt == "json":
         from dataclasses import asdict

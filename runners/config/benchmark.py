@@ -45,6 +45,8 @@ class StatsOptions(BaseModel):
     method: Literal["percentile", "bca"] = "percentile"
     metrics: list[str] = ["ndcg_at_10"]
     tags: list[str] = []  # query tags to break scores down by (docs/statistics.md: the stats: block)
+    #: the gate's test (docs/gate.md): fixed (one look) or anytime (a confidence sequence, valid over every look)
+    gate: Literal["fixed", "anytime"] = "fixed"
 
 
 class MlflowOptions(BaseModel):
