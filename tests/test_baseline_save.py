@@ -95,6 +95,9 @@ def test_save_replaces_its_own_baseline_atomically_and_refuses_other_folders(tmp
     dest = tmp_path / "baseline"
     first = baseline_copy.save_baseline(results, dest)
     assert first.runs == [("acme/one", "T")] and first.size < 10_000
+    umask = os.umask(0)
+    os.umask(umask)
+    assert dest.stat().st_mode & 0o777 == 0o777 & ~umask  # a folder to share, not mkdtemp's 0700
     write_model(results, "acme/two", "T", scores(0.5, 2), "Two")
 
     def broken(*args, **kwargs):

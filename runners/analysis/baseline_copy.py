@@ -115,6 +115,9 @@ def save_baseline(results_dir: Path, dest: Path, depth: int = JUDGED_DEPTH) -> S
     with env_faults(dest):
         dest.parent.mkdir(parents=True, exist_ok=True)
         stage = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp"))
+        umask = os.umask(0)
+        os.umask(umask)
+        stage.chmod(0o777 & ~umask)  # a folder to commit and share, not mkdtemp's private 0700
         old = None
         try:
             _write(results_dir, stage, runs, depth)
