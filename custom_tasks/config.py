@@ -214,7 +214,8 @@ class TaskConfig(BaseModel):
         BM25 takes its stemmer and stop words from them), each of which changes what mteb reports for the same
         data. A stored result may be reused only when this matches too. Order-free settings are sorted, so
         reordering YAML lists or keys does not change the hash; naming mteb's default k-values explicitly does not
-        either. ``languages`` keeps its order (the first language may choose an analyzer) and is hashed only when
+        either. ``languages`` is a set to mteb's BM25 (one language or several: bm25_analyzer.analyzer_language), so it is
+        sorted too, and it is hashed only when
         it is not the default ``[eng-Latn]``, so results stored before it counted keep their fingerprint.
         Metadata (description, license, ...) is left out.
         """
@@ -227,7 +228,7 @@ class TaskConfig(BaseModel):
             "ignore_identical_ids": self.ignore_identical_ids,
         }
         if self.languages != DEFAULT_LANGUAGES:  # results stored with the default before this counted stay valid
-            settings["languages"] = list(self.languages)
+            settings["languages"] = sorted(self.languages)
         if self.bm25 is not None and self.bm25.written():  # only what the block sets: no block, same hash as before
             settings["bm25"] = {k: sorted(v) if isinstance(v, list) else v for k, v in self.bm25.written().items()}
         if self.grades != DEFAULT_GRADES:  # what a grade means is part of the data (results made before re-run)
