@@ -183,3 +183,41 @@ def test_config_gate_anytime_and_a_fixed_verdict_after_repeated_looks(tmp_path):
     assert anytime.exit_code == 0, anytime.output
     assert "look 5 at this comparison; decided by the anytime bound" in anytime.output
     assert "not significant" in anytime.output
+
+
+def test_history_keeps_the_looks_and_the_sequence_runs_across_them(tmp_path):
+    """check --baseline history:accepted --sequential as questions arrive (30, then 60): the looks are kept in the
+    history folder, the second look's sequence starts with the first look's 30 questions in their order, and
+    `history` says how often the comparison was looked at and which test decided."""
+    from runners.analysis.history import record_run
+    from runners.results.look_store import LookStore
+    from tests.test_history import NP, _fake_run, _project
+
+    ids = [f"q{i}" for i in range(1, 61)]
+    texts = {q: f"question {q}" for q in ids}
+    base = dict(zip(ids, np.random.default_rng(7).uniform(0.5, 0.9, 60).tolist()))
+    history = tmp_path / "history"
+    _fake_run(tmp_path / "a", base, texts, "ds1")
+    record_run(history, tmp_path / "a", [{"name": "test/np", "label": "prod", "task": "TinyKBRetrieval",
+                                          "status": "ran"}])
+    cfg = _project(tmp_path, [NP])
+    assert CliRunner().invoke(app, ["history", "accept", "-c", str(cfg)]).exit_code == 0
+    outputs = []
+    for n in (30, 60):  # questions arrive: the candidate is scored on the first 30, then on all 60
+        have = ids[:n]
+        _fake_run(tmp_path / "results", {q: base[q] - 0.3 for q in have}, {q: texts[q] for q in have}, "ds1")
+        gate = CliRunner().invoke(app, ["check", "-c", str(cfg), "--baseline", "history:accepted", "--sequential"],
+                                  terminal_width=400)
+        assert gate.exit_code in (0, 1), gate.output
+        outputs.append(gate.output)
+    assert "look 1 at this comparison; decided by the anytime bound" in outputs[0]
+    assert "look 2 at this comparison; decided by the anytime bound" in outputs[1]
+    assert "FAIL" in outputs[1] and "over 60 queries" in outputs[1]
+    (found,) = LookStore(history).comparisons("prod", "TinyKBRetrieval")
+    first = found.looks[0]["new_queries"]
+    assert len(first) == 30 and found.arrived[:30] == first and sorted(found.arrived) == sorted(ids)
+    shown = CliRunner().invoke(app, ["history", "-c", str(cfg)], terminal_width=400)
+    assert shown.exit_code == 0, shown.output
+    assert "TinyKBRetrieval — prod: check vs history record of" in shown.output
+    assert "looked at 2 times (2 anytime); the latest" in shown.output
+    assert "60 queries) decided by the anytime bound: FAIL" in shown.output

@@ -37,7 +37,7 @@ from .pairing import CorpusChange, Pairing, corpus_change, pair_queries
 from .per_query import (RUN_HINT, all_models, find_model, label_of, load_fingerprinted, read_once, result_models,
                         stored_corpus, stored_label)
 from .gate_check import GateResult, regression_check
-from .gate_looks import MODES, data_digest, looked_check
+from .gate_looks import MODES, looked_check
 
 __all__ = ["GateResult", "GateRun", "regression_check", "regression_gate"]  # GateResult, regression_check: gate_check.py
 
@@ -159,7 +159,9 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
     queries and `GateRun.data_notes` says on how many).
     `qrels` (task -> labels) gives judged@10 its labels; by default a task is looked up by name in configs/tasks.
     `only`: results names to check (a config's candidates, candidate_set.config_names); default: all.
-    `mode`: fixed (one look) or anytime (confseq.py); `looks`: where each decision is counted (gate_looks.py).
+    `mode`: fixed (one look) or anytime (confseq.py); `looks`: where each decision is counted (gate_looks.py), per
+    candidate label, task and baseline (its model and folder, relative to the working directory: CI's checkout
+    path does not split the count; new questions scored on both sides continue the same comparison).
     """
     check_options(max_drop, alpha, n_resamples, mode)
     base_dir, base_model = _resolve(baseline, results_dir, "--baseline")
@@ -221,8 +223,9 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
                               "queries (--allow-changed-data)")
         result = looked_check({q: bq[q][1] for q in p.paired}, {q: cq[q][1] for q in p.paired}, metric,
                               store=looks, label=stored_label(cand_dir, c), task=task,
-                              baseline_id=f"{b}::{data_digest({q: bq[q][1] for q in p.paired})}", mode=mode, max_drop=max_drop, alpha=alpha,
-                              n_resamples=n_resamples, seed=seed)
+                              baseline_id=f"{b} in {os.path.relpath(base_dir.resolve())}",
+                              baseline_shown=f"{label_of(base_dir, b)} in {base_dir}", mode=mode,
+                              max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)
         out.append((task, label_of(base_dir, b), label_of(cand_dir, c), result))
     notes = []
     for (task, b, c), p in zip(pairs, pairings):

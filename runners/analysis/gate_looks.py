@@ -15,15 +15,16 @@ import hashlib
 import json
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
-from ..results.look_store import LookStore
+from ..results.look_store import Looks, LookStore
 from .confseq import arrival_order, drop_lower_bounds
 from .gate_check import GateResult, query_counts, regression_check
 from .stats import Scores, align_scores, format_number, format_score, metric_label
 
-__all__ = ["MODES", "anytime_check", "data_digest", "looked_check", "looks_note"]
+__all__ = ["MODES", "anytime_check", "data_digest", "looked_check", "history_looks", "looks_note", "looks_summary"]
 
 MODES = ("fixed", "anytime")
 ANYTIME_QUESTION = "anytime-valid one-sided bound: a confidence sequence, valid at every look"
@@ -89,9 +90,12 @@ def looks_note(looks: int, mode: str, alpha: float) -> str:
 
 
 def looked_check(baseline: Scores, candidate: Scores, metric: str, *, store: LookStore | None, label: str,
-                 task: str, baseline_id: str, mode: str = "fixed", max_drop: float = 0.01, alpha: float = 0.05,
+                 task: str, baseline_id: str, baseline_shown: str = "", mode: str = "fixed",
+                 max_drop: float = 0.01, alpha: float = 0.05,
                  n_resamples: int = 10_000, seed: int = 0) -> GateResult:
-    """The gate on one (candidate, task, baseline) in `mode`, the look recorded in `store` (None: not counted)."""
+    """The gate on one (candidate, task, baseline) in `mode`, the look recorded in `store` (None: not counted).
+    `baseline_id` identifies the baseline (its name and data, or a history record); `baseline_shown` is how
+    `history` names it."""
     if mode not in MODES:
         raise ValueError(f"gate mode must be one of {MODES}, got {mode!r}")
     diffs = {str(q): float(baseline[q]) - float(candidate[q]) for q in baseline if q in candidate
@@ -111,7 +115,41 @@ def looked_check(baseline: Scores, candidate: Scores, metric: str, *, store: Loo
     if store is not None and new_look:
         known = set(earlier)
         store.append(label, task, baseline_id, {"data": digest, "mode": mode, "n_queries": len(order),
+                                                "baseline_shown": baseline_shown or baseline_id,
                                                 "new_queries": [q for q in order if q not in known],
                                                 "passed": result.passed, "drop": result.drop,
                                                 "bound": result.bound if math.isfinite(result.bound) else None})
     return replace(result, looks=looks, reason=f"{result.reason}; {looks_note(looks, mode, alpha)}")
+
+
+def looks_summary(looks: Looks, alpha: float = 0.05) -> str:
+    """`vs BASELINE: looked at 12 times (11 fixed-sample, 1 anytime); the latest, on 300 queries, decided by the
+    anytime bound: FAIL`, and what a fixed-sample verdict after repeated looks is worth."""
+    if not looks.looks:
+        return ""
+    n = len({look.get("data") for look in looks.looks})
+    last = looks.looks[-1]
+    modes = [str(look.get("mode")) for look in looks.looks]
+    counts = ", ".join(f"{modes.count(m)} {'fixed-sample' if m == 'fixed' else m}" for m in MODES if m in modes)
+    test = "the anytime bound" if last.get("mode") == "anytime" else "the fixed-sample test"
+    line = (f"vs {last.get('baseline_shown') or last.get('baseline')}: looked at {n} time{'s' if n != 1 else ''} "
+            f"({counts}); the latest ({str(last.get('time'))[:10]}, {last.get('n_queries')} queries) decided by "
+            f"{test}: {'PASS' if last.get('passed') else 'FAIL'}")
+    if last.get("mode") != "anytime" and n > 1:
+        line += f"; {looks_note(n, 'fixed', alpha)}"
+    return line
+
+
+def history_looks(store: LookStore, pairs: list[tuple[str, str]], alpha: float = 0.05) -> list[dict[str, Any]]:
+    """Per (candidate label, task) of `pairs` and each baseline it was checked against: the looks so far
+    (`history` prints them under the timelines: how often the gate looked and which test decided)."""
+    out = []
+    for label, task in dict.fromkeys(pairs):
+        for found in store.comparisons(label, task):
+            if found.looks:
+                last = found.looks[-1]
+                out.append({"candidate": label, "task": task, "baseline": last.get("baseline_shown"),
+                            "looks": len({look.get("data") for look in found.looks}), "mode": last.get("mode"),
+                            "passed": last.get("passed"), "line": f"{task} — {label}: check "
+                            + looks_summary(found, alpha)})
+    return out

@@ -113,7 +113,9 @@ def history_gate(baseline: str, history_dir: Path | None, results_dir: Path, *, 
             base_scores, cand_scores = fingerprinted(base), cand
             result = looked_check({q: base_scores[q][1] for q in p.paired}, {q: cand_scores[q][1] for q in p.paired},
                                   metric, store=LookStore(history_dir), label=label, task=task,
-                                  baseline_id=f"history:{base['id']}", mode=mode, max_drop=max_drop, alpha=alpha,
+                                  baseline_id=f"history:{base['id']}", mode=mode,
+                                  baseline_shown=f"history record of {str(base['time'])[:19]} ({baseline})",
+                                  max_drop=max_drop, alpha=alpha,
                                   n_resamples=n_resamples, seed=seed)
             base_shown = shown_label(str(base["candidate"].get("label") or label), str(base["candidate"].get("name")))
             outcomes.append((task, f"{base_shown} ({baseline}, {str(base['time'])[:10]})", shown, result))

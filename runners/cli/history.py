@@ -174,11 +174,12 @@ def history_cmd(
     from ..analysis.best import history_best
 
     best = history_best(cfg, records, [t.task for t in timelines])  # stats' verdict on the latest records
+    looks = _looks(cfg, timelines)
     if fmt == "json":
         from .common import print_json
 
         print_json({"timelines": [t.to_dict() for t in timelines], "damaged": damaged,
-                    "best": [{"task": t, "sentence": s} for t, s in best.items()],
+                    "best": [{"task": t, "sentence": s} for t, s in best.items()], "looks": looks,
                     "source": from_mlflow or str(cfg.history_path)})
         return
     if fmt == "csv":  # RFC 4180 like every CSV of the project: CRLF records, line breaks in a cell quoted
@@ -199,6 +200,18 @@ def history_cmd(
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     for task_name, sentence in best.items():
         console.print(f"{task_name}, latest records: {sentence}", highlight=False, markup=False, soft_wrap=True)
+    for look in looks:  # how often `check` looked at each comparison, and which test decided (issue 40)
+        console.print(look["line"], highlight=False, markup=False, soft_wrap=True)
+
+
+def _looks(cfg: Any, timelines: list[Any]) -> list[dict[str, Any]]:
+    """The gate's looks at each timeline's (candidate, task), kept in the history folder by `check`."""
+    if cfg.history_path is None:
+        return []
+    from ..analysis.gate_looks import history_looks
+    from ..results.look_store import LookStore
+
+    return history_looks(LookStore(cfg.history_path), [(t.candidate, t.task) for t in timelines])
 
 
 @app.command("accept")

@@ -56,8 +56,10 @@ class LookStore:
         return self.root / (model_dir_name(label) or "_") / (model_dir_name(task) or "_") / baseline_digest(baseline)
 
     def read(self, label: str, task: str, baseline: str) -> Looks:
+        return self._read_folder(self.folder(label, task, baseline))
+
+    def _read_folder(self, folder: Path) -> Looks:
         out = Looks()
-        folder = self.folder(label, task, baseline)
         for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
             if path.name.startswith("."):
                 continue  # a writer's temp file
@@ -72,6 +74,16 @@ class LookStore:
                 out.damaged.append(f"{path}: not a look")
         out.looks.sort(key=lambda look: str(look.get("time", "")))
         return out
+
+    def comparisons(self, label: str, task: str) -> list[Looks]:
+        """The looks of every baseline (candidate, task) has been compared with, oldest comparison first."""
+        folder = self.root / (model_dir_name(label) or "_") / (model_dir_name(task) or "_")
+        out = []
+        for sub in sorted(folder.iterdir()) if folder.is_dir() else []:
+            found = self._read_folder(sub) if sub.is_dir() else Looks()
+            if found.looks or found.damaged:
+                out.append(found)
+        return sorted(out, key=lambda f: str(f.looks[0].get("time", "")) if f.looks else "")
 
     def append(self, label: str, task: str, baseline: str, look: dict[str, Any]) -> Path:
         when = utc_now()
