@@ -221,3 +221,16 @@ def test_history_keeps_the_looks_and_the_sequence_runs_across_them(tmp_path):
     assert "TinyKBRetrieval — prod: check vs history record of" in shown.output
     assert "looked at 2 times (2 anytime); the latest" in shown.output
     assert "60 queries) decided by the anytime bound: FAIL" in shown.output
+
+
+def test_looks_of_a_folder_candidate_stay_in_that_folder(tmp_path, monkeypatch):
+    """No config: the look is kept in the candidate's results folder, never in ./results of the working directory."""
+    monkeypatch.chdir(tmp_path)
+    base = {f"q{i}": 0.6 for i in range(1, 21)}
+    write_model(tmp_path / "old", "acme/m", "TinyKBRetrieval", base, "M")
+    write_model(tmp_path / "new", "acme/m", "TinyKBRetrieval", {q: v - 0.001 for q, v in base.items()}, "M")
+    done = CliRunner().invoke(app, ["check", "--baseline", str(tmp_path / "old"), "--candidate",
+                                    str(tmp_path / "new"), "--sequential", "--resamples", "200"])
+    assert done.exit_code == 0, done.output
+    assert len(list((tmp_path / "new" / "private-mteb" / "looks").rglob("*.json"))) == 1
+    assert not (tmp_path / "results").exists()

@@ -283,7 +283,8 @@ def check_cmd(
     results = results_dir_of(config, results)
     from ..results.look_store import LookStore  # each decision is a look, counted (analysis/gate_looks.py)
 
-    looks = LookStore(history if history is not None else Path(results) / "private-mteb")
+    folder = Path(candidate) if candidate is not None and Path(candidate).is_dir() else Path(results)
+    looks = LookStore(history if history is not None else folder / "private-mteb")  # the candidate's folder
     if baseline.startswith("history:"):  # the run history's latest / accepted record (private-mteb history)
         from .history import history_check
 
