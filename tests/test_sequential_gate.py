@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -153,6 +154,10 @@ def test_check_sequential_exit_codes(tmp_path):
     assert bad.exit_code == 1, bad.output
     assert "FAIL: nDCG@10" in bad.output and "anytime bound over 60 queries" in bad.output
     assert "look 2 at this comparison" in bad.output
+    as_json = _check(bench, "--sequential", "--format", "json")  # the same numbers: still look 2
+    assert as_json.exit_code == 1
+    (outcome,) = json.loads(as_json.output)["outcomes"]
+    assert outcome["mode"] == "anytime" and outcome["looks"] == 2 and outcome["bound"] > 0
     # cannot check: an unknown baseline, and an unknown gate mode in the config
     missing = CliRunner().invoke(app, ["check", "-c", str(bench), "--baseline", "Nobody", "--sequential"])
     assert missing.exit_code == 2, missing.output
@@ -234,3 +239,16 @@ def test_looks_of_a_folder_candidate_stay_in_that_folder(tmp_path, monkeypatch):
     assert done.exit_code == 0, done.output
     assert len(list((tmp_path / "new" / "private-mteb" / "looks").rglob("*.json"))) == 1
     assert not (tmp_path / "results").exists()
+
+
+def test_a_look_that_cannot_be_written_leaves_the_verdict_and_says_so(tmp_path):
+    """The look store's folder is a file (as an unwritable folder would be): the gate still decides, exit codes
+    unchanged, and the line says the look was not counted."""
+    base = {f"q{i}": 0.7 for i in range(1, 21)}
+    write_model(tmp_path / "old", "acme/m", "TinyKBRetrieval", base, "M")
+    write_model(tmp_path / "new", "acme/m", "TinyKBRetrieval", {q: v - 0.4 for q, v in base.items()}, "M")
+    (tmp_path / "new" / "private-mteb" / "looks").write_text("not a folder")
+    done = CliRunner().invoke(app, ["check", "--baseline", str(tmp_path / "old"), "--candidate",
+                                    str(tmp_path / "new"), "--resamples", "200"], terminal_width=400)
+    assert done.exit_code == 1, done.output
+    assert "FAIL" in done.output and "this look was not counted: cannot write to" in done.output

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..results.look_store import Looks, LookStore
+from ..results.store import EnvironmentFault
 from .confseq import arrival_order, drop_lower_bounds
 from .gate_check import GateResult, query_counts, regression_check
 from .stats import Scores, align_scores, format_number, format_score, metric_label
@@ -112,14 +113,19 @@ def looked_check(baseline: Scores, candidate: Scores, metric: str, *, store: Loo
     seen = [look.get("data") for look in past.looks] if past is not None else []
     new_look = digest not in seen
     looks = len(set(seen)) + (1 if new_look else 0)
+    note = looks_note(looks, mode, alpha)
     if store is not None and new_look:
         known = set(earlier)
-        store.append(label, task, baseline_id, {"data": digest, "mode": mode, "n_queries": len(order),
-                                                "baseline_shown": baseline_shown or baseline_id,
-                                                "new_queries": [q for q in order if q not in known],
-                                                "passed": result.passed, "drop": result.drop,
-                                                "bound": result.bound if math.isfinite(result.bound) else None})
-    return replace(result, looks=looks, reason=f"{result.reason}; {looks_note(looks, mode, alpha)}")
+        try:
+            store.append(label, task, baseline_id, {"data": digest, "mode": mode, "n_queries": len(order),
+                                                    "baseline_shown": baseline_shown or baseline_id,
+                                                    "new_queries": [q for q in order if q not in known],
+                                                    "passed": result.passed, "drop": result.drop,
+                                                    "bound": result.bound if math.isfinite(result.bound) else None})
+        except (OSError, EnvironmentFault) as e:  # the verdict stands; that it was not counted is said
+            why = str(e).splitlines()[0] if str(e) else type(e).__name__
+            note += f" (this look was not counted: cannot write to {store.root}: {why})"
+    return replace(result, looks=looks, reason=f"{result.reason}; {note}")
 
 
 def looks_summary(looks: Looks, alpha: float = 0.05) -> str:
