@@ -1,4 +1,4 @@
-"""`private-mteb labels judged|pool|import|judge|serve|plan|agreement|merge`: how much of each score rests on
+"""`private-mteb labels judged|pool|import|judge|serve|plan|agreement|merge|status`: how much of each score rests on
 labels, and growing them.
 
 Thin over runners/analysis/judged.py, pool.py and label_import.py (the judging commands: labels_judging.py);
@@ -18,6 +18,7 @@ from .common import App, config_option, console, friendly_errors, load_config, o
 from .labels_judge import config_models as _models
 from .labels_judge import judge_cmd
 from .labels_judging import register
+from .labels_status import register as register_status
 
 app = App(no_args_is_help=True, help="Label coverage (judged@k), pooling for annotators, importing their grades, "
                                      "judging in a browser and raters' agreement.")
@@ -127,3 +128,4 @@ def import_cmd(
 
 app.command("judge")(friendly_errors(judge_cmd))  # the LLM judge (runners/cli/labels_judge.py)
 register(app)  # serve, plan, agreement, merge (runners/cli/labels_judging.py)
+register_status(app)  # status (runners/cli/labels_status.py)

@@ -1,0 +1,68 @@
+"""`labels status` on a real run: today's difference is mteb's stored per-query nDCG@10, and the CLI's verdicts
+follow the bounds (issue 39)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from runners.analysis.judged import ranked_ids, stored_rankings, task_collection
+from runners.analysis.label_status import label_status
+from runners.analysis.per_query import load_score_map
+from runners.analysis.verdict_bounds import ndcg
+from runners.cli import app
+from runners.config.benchmark import BenchmarkConfig
+from runners.execution.run import run_benchmark
+from tests.conftest import write_benchmark
+
+TASK = "TinyKBRetrieval"
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    import shutil
+
+    from tests.conftest import REPO, TINY_YAML
+
+    base = tmp_path_factory.mktemp("status-ran")
+    shutil.copytree(REPO / "tests" / "fixtures" / "kb_tiny", base / "kb_tiny")
+    yaml_path = base / "kb_tiny.yaml"
+    yaml_path.write_text(TINY_YAML.read_text().replace("../fixtures/kb_tiny", "kb_tiny"))
+    path = write_benchmark(base, [str(yaml_path)])
+    cfg = BenchmarkConfig.from_file(path)
+    run_benchmark(cfg, show_progress=False)
+    return cfg, path
+
+
+def test_ndcg_and_difference_now_equal_the_stored_per_query_scores(ran):
+    cfg, _ = ran
+    qrels = task_collection(cfg.tasks[0], cfg).qrels["test"]
+    names = [m.results_name for m in cfg.models]
+    stored = {}
+    for m in names:
+        rankings, _ = stored_rankings(cfg.results_path, m, TASK)
+        stored[m] = load_score_map(cfg.results_path, m, TASK)
+        for q in qrels:  # every evaluated query, scored from the stored top-k as mteb scored it
+            assert ndcg(ranked_ids(rankings.get(q, {})), qrels[q], 10) == pytest.approx(stored[m][q], abs=1e-12)
+    st = label_status(cfg, names)
+    (pb,) = st.pairs
+    mean = sum(stored[pb.a][q] - stored[pb.b][q] for q in qrels) / len(qrels)
+    assert pb.now == pytest.approx(mean, abs=1e-12)
+    assert pb.low <= pb.now <= pb.high and pb.unjudged > 0 and st.pool >= pb.unjudged
+
+
+def test_cli_prints_the_bounds_and_a_verdict_that_follows_them(ran):
+    _, path = ran
+    r = CliRunner().invoke(app, ["labels", "status", "-c", str(path), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    (p,) = json.loads(r.output)["pairs"]
+    assert p["lowest"] <= p["difference"] <= p["highest"]
+    settled = p["lowest"] > 0 or p["highest"] < 0
+    assert p["verdict"] == ("settled" if settled else "open")
+    assert p["sentence"].startswith(p["verdict"] + ":")
+    r = CliRunner().invoke(app, ["labels", "status", "-c", str(path)])
+    assert r.exit_code == 0 and p["sentence"] in " ".join(r.output.split()), r.output
+    r = CliRunner().invoke(app, ["labels", "status", "-c", str(path), "--models", "MiniLM"])
+    assert r.exit_code == 2 and "at least two" in r.output
