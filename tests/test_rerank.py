@@ -109,7 +109,7 @@ def test_experiments_pair_each_depth_with_the_first_stage(swept, tmp_path):
     assert r.exit_code == 0, r.output
     for d in (2, 5, 10):
         line = next(ln for ln in r.output.splitlines() if f"tiny-ce d{d} " in ln)
-        assert "vs BM25:" in line and "p_holm=" in line
+        assert "vs BM25:" in line and " Holm" in line
     r = runner.invoke(app, ["stats", "-c", str(cfg.path), "--resamples", "300", "--models",
                             "BM25,BM25 +rerank tiny-ce d10"])
     assert r.exit_code == 0 and "BM25 +rerank tiny-ce d10" in r.output, r.output

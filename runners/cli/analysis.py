@@ -185,9 +185,9 @@ def stats_cmd(
                     console.print(_markdown(rep.intervals.assign(task=task_name, metric=m)))
                     if not rep.pairs.empty:
                         console.print(_markdown(rep.pairs.assign(task=task_name, metric=m)))
-                    console.print(f"power: {rep.power}", highlight=False, markup=False)
                     from ..analysis.markdown_text import md_text
 
+                    console.print(f"power: {md_text(rep.power)}", highlight=False, markup=False, soft_wrap=True)
                     console.print(f"best: {md_text(best)}", highlight=False, markup=False, soft_wrap=True)
                     if decision and decision.get("sentence"):
                         console.print(f"cost: {md_text(decision['sentence'])}", highlight=False, markup=False,
