@@ -66,3 +66,27 @@ def test_cli_prints_the_bounds_and_a_verdict_that_follows_them(ran):
     assert r.exit_code == 0 and p["sentence"] in " ".join(r.output.split()), r.output
     r = CliRunner().invoke(app, ["labels", "status", "-c", str(path), "--models", "MiniLM"])
     assert r.exit_code == 2 and "at least two" in r.output
+
+
+def test_plan_in_the_decisive_order(ran, tmp_path):
+    """`labels plan --order decisive`: each rater's share in the decisive order, pairs that can move a difference
+    first; the same seed gives the same plan; --order decisive without a config is one line."""
+    from runners.analysis.decisive_order import decisive_order
+
+    cfg, path = ran
+    args = ["labels", "plan", "-c", str(path), "--raters", "ana", "--overlap", "0", "--labels-dir", str(tmp_path),
+            "--order", "decisive", "--seed", "5"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "pairs can move a difference between the candidates (first)" in " ".join(r.output.split())
+    body = json.loads((tmp_path / TASK / "plan.json").read_text())
+    assert body["order"] == "decisive"
+    qrels = task_collection(cfg.tasks[0], cfg, llm=False).qrels["test"]
+    rankings = {m.results_name: stored_rankings(cfg.results_path, m.results_name, TASK)[0] for m in cfg.models}
+    expected = [["test", w.query_id, w.doc_id] for w in decisive_order(rankings, qrels, 10, seed=5)]
+    assert body["raters"]["ana"] == expected
+    first = (tmp_path / TASK / "plan.json").read_text()
+    assert CliRunner().invoke(app, args).exit_code == 0 and (tmp_path / TASK / "plan.json").read_text() == first
+    r = CliRunner().invoke(app, ["labels", "plan", "-t", TASK, "--pool", str(tmp_path / "none.jsonl"), "--raters",
+                                 "ana", "--order", "decisive"])
+    assert r.exit_code == 2 and "give -c CONFIG" in " ".join(r.output.split())

@@ -18,6 +18,23 @@ from custom_tasks.readers._io import display_path
 from .common import console, err_console, load_config, offline_default, print_json
 
 
+def _decisive(config: Optional[Path], task: Optional[str], models: Optional[str], depth: int, split: str,
+              seed: int, decide: Optional[str]) -> list[Any]:
+    """The pool's pairs in the decisive order (runners/analysis/decisive_order.py) of the config's candidates."""
+    from ..analysis.decisive_order import decide_pairs, decisive_order
+    from ..analysis.judged import stored_rankings, task_collection
+    from ..analysis.per_query import resolve_models
+    from ..config.task_lookup import pick_task
+
+    bench = load_config(config)
+    entry = pick_task(bench, task)
+    collection = task_collection(entry, bench, llm=False)  # pairs no human graded, as the pool
+    names = models_of(bench, models)
+    rankings = {n: stored_rankings(bench.results_path, n, collection.name, split)[0] for n in names}
+    pairs = decide_pairs(decide, lambda keys: resolve_models(bench.results_path, keys))
+    return decisive_order(rankings, collection.qrels[split], depth, pairs, seed)
+
+
 def _task_and_items(task: Optional[str], pool: Optional[Path], config: Optional[Path], depth: int,
                     models: Optional[str], split: str, seed: int) -> tuple[Any, Any, list[Any]]:
     """(task config, collection, items) from `--pool FILE` (its task from -t or the pool) or `--config`."""
@@ -131,15 +148,31 @@ def register(app: typer.Typer) -> None:
         split: str = typer.Option("test", "--split"),
         seed: int = typer.Option(0, "--seed"),
         labels_dir: Optional[Path] = LABELS_DIR,
+        order: str = typer.Option("random", "--order", help="random | decisive: the pairs whose grade can move the "
+                                                           "candidates' nDCG differences most first (needs -c)"),
+        decide: Optional[str] = typer.Option(None, "--decide", help="A,B (or A,B;C,D): weigh only these pairs of "
+                                                                   "candidates in the decisive order"),
     ) -> None:
         """Share the items among raters so that `--overlap` of them get two raters (agreement is measured there)."""
         offline_default()
         from ..judging.plan import make_plan, write_plan
 
+        if order not in ("random", "decisive"):
+            raise typer.BadParameter(f"unknown order '{order}' (random|decisive)", param_hint="--order")
+        if order == "decisive" and config is None:
+            raise typer.BadParameter("the decisive order weighs pairs by the candidates' rankings: give -c CONFIG",
+                                     param_hint="--order")
         cfg, _, items = _task_and_items(task, pool, config, depth, models, split, seed)
         names = [r.strip() for r in raters.split(",") if r.strip()]
-        share = make_plan([it.key for it in items], names, overlap, seed)
-        path = write_plan(_folder(cfg, labels_dir), cfg, share, overlap, seed)
+        ranked = _decisive(config, task, models, depth, split, seed, decide) if order == "decisive" else None
+        share = make_plan([it.key for it in items], names, overlap, seed,
+                          order=None if ranked is None else [(split, w.query_id, w.doc_id) for w in ranked])
+        path = write_plan(_folder(cfg, labels_dir), cfg, share, overlap, seed, order)
+        if ranked is not None:
+            moving = sum(w.weight > 0 for w in ranked)
+            console.print(Text(f"decisive order: {moving} of {len(ranked)} pairs can move a difference between the "
+                               f"candidates (first), {len(ranked) - moving} sit at the same depth in every compared "
+                               "candidate (last)"), highlight=False)
         doubled = len(items) and sum(len(v) for v in share.values()) - len(items)
         console.print(Text(f"{cfg.name}: {len(items)} items, {doubled} of them for two raters -> {display_path(path)}"),
                       highlight=False)

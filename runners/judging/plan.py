@@ -25,8 +25,11 @@ from ..results.store import atomic_write_bytes
 PLAN = "plan.json"
 
 
-def make_plan(keys: list[Key], raters: list[str], overlap: float, seed: int = 0) -> dict[str, list[Key]]:
-    """rater -> their items; ``overlap`` of the items (rounded up) go to two raters."""
+def make_plan(keys: list[Key], raters: list[str], overlap: float, seed: int = 0,
+              order: list[Key] | None = None) -> dict[str, list[Key]]:
+    """rater -> their items; ``overlap`` of the items (rounded up) go to two raters. With ``order`` (the decisive
+    order, runners/analysis/decisive_order.py) the items are dealt in that order instead of shuffled, so each
+    rater's share keeps it and the first items (the most decisive) are the ones two raters grade."""
     raters = [check_rater_name(r) for r in raters]
     if len(set(r.lower() for r in raters)) != len(raters):
         raise AnalysisError(f"--raters {','.join(raters)}: a name is given twice")
@@ -36,6 +39,11 @@ def make_plan(keys: list[Key], raters: list[str], overlap: float, seed: int = 0)
         raise AnalysisError("--overlap needs at least two raters (--raters ana,bo)")
     ordered = sorted(set(keys))
     perm = np.random.default_rng([int(seed), 7]).permutation(len(ordered))
+    if order is not None:
+        index = {k: i for i, k in enumerate(ordered)}
+        first = [index[k] for k in dict.fromkeys(order) if k in index]
+        taken = set(first)
+        perm = np.array(first + [int(i) for i in perm if i not in taken], dtype=np.int64)
     n_multi = math.ceil(overlap * len(ordered))
     share: dict[str, list[Key]] = {r: [] for r in raters}
     for pos, i in enumerate(perm):
@@ -46,9 +54,10 @@ def make_plan(keys: list[Key], raters: list[str], overlap: float, seed: int = 0)
     return share
 
 
-def write_plan(folder: Path, cfg: TaskConfig, share: dict[str, list[Key]], overlap: float, seed: int) -> Path:
+def write_plan(folder: Path, cfg: TaskConfig, share: dict[str, list[Key]], overlap: float, seed: int,
+               order: str = "random") -> Path:
     path = Path(folder) / PLAN
-    body = {"task": cfg.name, "overlap": overlap, "seed": seed,
+    body = {"task": cfg.name, "overlap": overlap, "seed": seed, "order": order,
             "raters": {r: [list(k) for k in ks] for r, ks in share.items()}}
     atomic_write_bytes(path, (json.dumps(body, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
     return path
