@@ -2,7 +2,9 @@
 
 Run through scripts/docs-outputs.sh (which puts .venv on PATH and makes sure the demo results exist). A block is
 `<!-- docs-output: COMMAND -->`, a fenced block, `<!-- /docs-output -->`; the fenced block becomes
-"$ COMMAND" (for a `private-mteb` command) followed by what it printed, with the checkout's path shortened to ".".
+"$ COMMAND" (for a `private-mteb` command) followed by what it printed, with the machine's paths written as the
+reader's (`reader_paths`: the checkout as ".", a leftover temporary folder as "<temporary folder>", the home as "~";
+a walk script writes its own folder as the reader's, e.g. ~/my-search, through scripts/docs-show.sh).
 `--check` only reports which blocks differ (exit 1), rewriting nothing; other arguments re-run only the commands
 that contain one of them (e.g. `stats`).
 """
@@ -13,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,11 +28,23 @@ def files() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
+def reader_paths(text: str) -> str:
+    """`text` with no path of this machine: a shown output must read the same on every machine that re-makes it and
+    name paths as the reader's own (tests/test_docs_shown_paths.py checks the pages). The checkout is ".", a
+    temporary folder a command made (a database's socket folder, a session's scratch folder) "<temporary folder>",
+    anything left under the home "~"."""
+    text = text.replace(str(ROOT), ".")
+    tmp = re.escape(os.path.realpath(tempfile.gettempdir()))
+    text = re.sub(rf"(?:{tmp}|{re.escape(tempfile.gettempdir())})/[^/\s'\"`:)]+", "<temporary folder>", text)
+    home = os.path.expanduser("~")
+    return text.replace(home + "/", "~/") if home not in ("", "/") else text
+
+
 def output_of(cmd: str) -> str:
     """What `cmd` prints (stdout and stderr, as a user sees it), terminal-wide tables at 120 columns."""
     env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
     proc = subprocess.run(["bash", "-c", cmd], cwd=ROOT, env=env, capture_output=True, text=True)
-    text = (proc.stdout + proc.stderr).replace(str(ROOT), ".")
+    text = reader_paths(proc.stdout + proc.stderr)
     lines = [ln.rstrip() for ln in text.rstrip("\n").split("\n")]
     head = [f"$ {cmd}"] if cmd.startswith("private-mteb ") else []
     tail = [f"(exit {proc.returncode})"] if proc.returncode else []

@@ -6,11 +6,7 @@
 # folder is shown as ~/ro-kb. MiniLM's tokenizer is read from its offline package (no model is run).
 # Usage: scripts/letter-forms-walk.sh [validate|lint]  (default: both)
 set -euo pipefail
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-WALK=$(mktemp -d "${TMPDIR:-/tmp}/ro-kb.XXXXXX")
-trap 'rm -rf "$WALK"' EXIT
-export PATH="$REPO/.venv/bin:$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-cd "$WALK"
+source "$(dirname "$0")/docs-show.sh" ro-kb "~/ro-kb"
 PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" python - <<'PY'
 import json
 from pathlib import Path
@@ -35,7 +31,6 @@ Path("ro_kb.yaml").write_text("name: RoKB\ndescription: generated Romanian proce
 Path("lint.yaml").write_text("name: ro\ntasks: [ro_kb.yaml]\nmodels:\n"
                              "  - name: sentence-transformers/all-MiniLM-L6-v2\n  - name: bm25\n")
 PY
-show() { echo "\$ $*"; "$@" 2>&1 | sed "s|$WALK|~/ro-kb|g"; }
 if [ "${1:-all}" != lint ]; then
   show private-mteb tasks validate ro_kb.yaml
   show private-mteb tasks validate ro_kb.yaml -c lint.yaml

@@ -4,19 +4,11 @@
 # Prints each shown command as "$ cmd" and its output; scripts/docs-outputs.sh pastes that into the README.
 # The demo knowledge base's files stand in for the export. Slow-ish: one MiniLM encode of 425 texts.
 set -euo pipefail
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-WALK=$(mktemp -d "${TMPDIR:-/tmp}/my-search.XXXXXX")
-trap 'rm -rf "$WALK"' EXIT
-export PATH="$REPO/.venv/bin:$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-cd "$WALK"
+source "$(dirname "$0")/docs-show.sh" my-search "~/my-search"
 git init -q
 mkdir export && cp "$REPO/data/demo_kb/corpus.jsonl" "$REPO/data/demo_kb/evalset.jsonl" export/
-show() { echo "\$ $*"; "$@" 2>&1 | sed "s|$WALK|~/my-search|g"; }
 show private-mteb init export
 private-mteb run >/dev/null 2>&1   # without -c: the project's only benchmark config
 show private-mteb baseline save
 git add configs baseline && git -c user.name=walk -c user.email=walk@localhost commit -qm "retrieval baseline"
-echo "\$ private-mteb check --baseline baseline; echo \$?"
-set +e
-private-mteb check --baseline baseline 2>&1 | sed "s|$WALK|~/my-search|g"
-echo "${PIPESTATUS[0]}"
+show_rc private-mteb check --baseline baseline
