@@ -198,6 +198,11 @@ def stats_cmd(
                                                                  highlight=False, markup=False)
             found = stored_analyzers(cfg.results_path, task_name, names)  # the analyzer BM25 used
             analyzers[task_name] = found
+            if fmt in ("table", "markdown"):  # stored runs of the task as it was (analysis/stale_runs.py)
+                from ..analysis.stale_runs import stale_lines
+
+                for line in stale_lines(cfg, entry, task_name, names):
+                    console.print(line, style="yellow", highlight=False, markup=False, soft_wrap=True)
             if fmt == "table":  # judged@10 and the generator guard (runners/analysis/label_notes.py)
                 for line in label_notes(cfg, entry, names):
                     console.print(line, highlight=False, markup=False)
@@ -311,6 +316,8 @@ def check_cmd(
         return
     for line in run.judged:  # judged@10 of both sides and the underestimation warning (labels)
         console.print(line, highlight=False, markup=False)
+    for line in _stale_candidate(config, results, candidate, [t for t, *_ in run]):
+        console.print(line, style="yellow", highlight=False, markup=False, soft_wrap=True)
     for line in run.data_notes:  # the data differ: on how many queries it decided (--allow-changed-data)
         console.print(line, style="yellow", highlight=False, markup=False)
     for what in run.skipped:
@@ -322,6 +329,27 @@ def check_cmd(
         console.print(f"{task_name}: {sentence}", highlight=False, markup=False, soft_wrap=True)
     if not run.passed:
         raise typer.Exit(EXIT_REGRESSION)
+
+
+def _stale_candidate(config: Optional[Path], results: Path, candidate: Optional[str], tasks: list[str]) -> list[str]:
+    """The candidate side's stored runs made with other task settings or data than the project's task has now
+    (analysis/stale_runs.py); nothing without a project config or when the candidate is another folder."""
+    from ..config.discovery import optional_config
+
+    found = optional_config(config)
+    if found is None or (candidate is not None and Path(candidate).resolve() != Path(results).resolve()):
+        return []
+    from ..analysis.candidate_set import config_names
+    from ..analysis.stale_runs import stale_lines
+    from ..config.benchmark import BenchmarkConfig
+    from ..config.task_lookup import task_name_for
+
+    bench = BenchmarkConfig.from_file(found)
+    if bench.results_path.resolve() != Path(results).resolve():
+        return []
+    names = config_names(bench)
+    return [line for entry in bench.tasks if task_name_for(entry, bench) in tasks
+            for line in stale_lines(bench, entry, task_name_for(entry, bench), names)]
 
 
 def _check_best(config: Optional[Path], results: Path, candidate: Optional[str], tasks: list[str],

@@ -10,14 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..analyzer_notes import analyzer_lines, stored_analyzers
+from ..stale_runs import stale_lines_of
 from .blocks import Paragraph, Section, Table
 from .data import TaskData
 
 
 def tasks_section(tasks: list[TaskData], results_dir: Path, split: str = "test") -> Section:
     """One row per task: languages, queries, documents, BM25's analyzer (as stored with its results)."""
-    rows = []
+    rows, notes = [], []
     for td in tasks:
+        if td.config is not None:  # stored runs of the task as it was: said beside its current languages
+            notes += stale_lines_of(td.config, results_dir, td.name, [c.name for c in td.candidates])
         langs = ", ".join(td.config.languages) if td.config is not None else "— (a public mteb task)"
         n_queries = len(next(iter(td.scores[td.main_metric].values())))
         n_docs = str(len(td.collection.corpus)) if td.collection is not None else "—"
@@ -29,4 +32,5 @@ def tasks_section(tasks: list[TaskData], results_dir: Path, split: str = "test")
         Paragraph("Each task's languages (the task YAML's `languages:`) and the analyzer BM25 used on it: its stemmer "
                   "and stop words come from the language as mteb chooses them, unless the task's `bm25:` block "
                   "sets them (docs/candidates.md).", "note"),
-        Table(["task", "languages", "queries", "documents", "BM25 analyzer"], rows)])
+        Table(["task", "languages", "queries", "documents", "BM25 analyzer"], rows),
+        *[Paragraph(line, "verdict") for line in notes]])
