@@ -118,7 +118,9 @@ def corpus_ids(task: Any, split: str, subset: str) -> list[str] | None:
     """Sorted ids of the documents the task searched, stored with the rankings so a later comparison can say
     how the corpus changed ("+3 documents, -0"); None when the task's corpus cannot be read."""
     try:
-        return sorted(map(str, task.dataset[subset][split]["corpus"]["id"]))
+        ids = task.dataset[subset][split]["corpus"]["id"]
+        # [:] reads a `datasets` Column in one Arrow conversion; iterating it formats row by row (15 s per 200k rows)
+        return sorted(map(str, ids[:]))
     except (AttributeError, KeyError, TypeError, ValueError):
         return None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import CollectionError
 from ._io import Table, as_str
 
 
@@ -30,12 +31,13 @@ def corpus_rows(t: Table, doc_id: str, title: str, text: str) -> Iterator[tuple[
             if not t.has_column(text):  # one more pass over the file, only when the first rows lack it
                 t.get(*first, text)  # raises (a mapping error, never per row): missing field, naming those found
             text_seen = True
-        item = None
-        with t.checking():  # with a problem log: this row's problem is recorded, the row skipped
+        try:  # with a problem log: this row's problem is recorded, the row skipped (t.record)
             did = t.get(loc, row, doc_id)
             title_s = as_str(t, loc, row.get(title), "document", did, title)
             if text not in row and not title_s.strip():
                 t.get(loc, row, text)  # raises: a row without the text field and no title is malformed
             item = (loc, did, title_s, as_str(t, loc, row.get(text), "document", did, text))
-        if item is not None:
-            yield item
+        except CollectionError as e:
+            t.record(e)
+            continue
+        yield item

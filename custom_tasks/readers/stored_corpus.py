@@ -149,7 +149,7 @@ def _stream(t: Table, writer: StoreWriter, doc_id: str, title: str, text: str,
     row = 0
     try:
         for loc, raw_id, title_s, text_s in corpus_rows(t, doc_id, title, text):
-            with t.checking():
+            try:  # a row's problem: recorded and the row skipped with a problem log (t.record), else raised
                 did = checked_id(t, loc, raw_id, "document")
                 key, n = doc_key_and_tokens(title_s, text_s)
                 writer.add(loc, did, title_s, text_s, hash(key))
@@ -161,6 +161,8 @@ def _stream(t: Table, writer: StoreWriter, doc_id: str, title: str, text: str,
                 forms.add("documents", title_s, lambda: loc)
                 forms.add("documents", text_s, lambda: loc)
                 row += 1
+            except CollectionError as e:
+                t.record(e)
     except InvalidText as e:
         raise t.error(e.row, "a document holds a lone UTF-16 surrogate (an escape such as \\ud800 without its "
                              "pair), which is not valid text: fix the export") from None

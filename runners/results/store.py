@@ -177,9 +177,14 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             raise
 
 
+#: gzip level of compressed sidecars (rankings): level 1 is ~10x faster than gzip's default 9 and ~8% larger
+#: (200k documents x 500 queries x 1000 ranked: 0.6 s / 7.1 MB vs 7.0 s / 6.5 MB); mtime=0 keeps the bytes reproducible
+GZIP_LEVEL = 1
+
+
 def atomic_write_json(path: Path, obj: Any, compress: bool = False) -> None:
     data = json.dumps(obj, indent=None if compress else 1, sort_keys=False).encode()
-    atomic_write_bytes(path, gzip.compress(data, mtime=0) if compress else data)
+    atomic_write_bytes(path, gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0) if compress else data)
 
 
 def read_json(path: Path) -> Any:

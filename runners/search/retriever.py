@@ -171,7 +171,7 @@ class RetrieverSearch(CountsFromInner):
 
     def index(self, corpus: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, encode_kwargs: Any,
               num_proc: int | None = None, **kwargs: Any) -> None:
-        self.corpus_ids = {str(i) for i in corpus["id"]}
+        self.corpus_ids = set(map(str, corpus["id"][:]))  # [:]: one Arrow read of a datasets Column, not row by row
         if self.embedder is not None:
             self.embedder.bind_corpus(corpus, _call(task_metadata, hf_split, hf_subset, encode_kwargs, num_proc))
         t0 = time.perf_counter()

@@ -207,7 +207,7 @@ class RunFileSearch:
 
     def index(self, corpus: Any, **kwargs: Any) -> None:
         """Nothing to index: the rankings are the file's (the corpus ids check it when no task did)."""
-        self.corpus_ids = set(map(str, corpus["id"]))
+        self.corpus_ids = set(map(str, corpus["id"][:]))  # [:]: one Arrow read of a datasets Column, not row by row
 
     def search_one(self, task_name: str, query_id: str, top_k: int = 1000) -> dict[str, float]:
         """One query's ranked documents, in process (a latency pass times one query at a time)."""
