@@ -85,6 +85,17 @@ def test_plan_in_the_decisive_order(ran, tmp_path):
     rankings = {m.results_name: stored_rankings(cfg.results_path, m.results_name, TASK)[0] for m in cfg.models}
     expected = [["test", w.query_id, w.doc_id] for w in decisive_order(rankings, qrels, 10, seed=5)]
     assert body["raters"]["ana"] == expected
+    # the judging app serves ana's share in that order (not the rater's random one)
+    from runners.config.task_lookup import task_config_for
+    from runners.judging.items import items_from_keys
+    from runners.judging.server import open_session
+
+    collection = task_collection(cfg.tasks[0], cfg, llm=False)
+    keys = [tuple(k) for k in expected]
+    started = open_session(task_config_for(cfg.tasks[0], cfg), collection, items_from_keys(keys[::-1], collection),
+                           "ana", tmp_path / TASK)
+    assert [it.key for it in started.session.items] == keys
+    started.session.close()
     first = (tmp_path / TASK / "plan.json").read_text()
     assert CliRunner().invoke(app, args).exit_code == 0 and (tmp_path / TASK / "plan.json").read_text() == first
     r = CliRunner().invoke(app, ["labels", "plan", "-t", TASK, "--pool", str(tmp_path / "none.jsonl"), "--raters",

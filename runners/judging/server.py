@@ -53,6 +53,7 @@ def open_session(cfg: TaskConfig, collection: Collection, items: list[Item], rat
                  seed: int = 0, adjudicate: bool = False) -> Started:
     """This rater's share (their part of the plan, or the disagreements when adjudicating) in their order."""
     check_rater_name(rater)
+    plan = None
     if adjudicate:
         report = agreement(cfg, read_all(cfg, folder), n_resamples=0)
         wanted = {(d["split"], d["query_id"], d["doc_id"]) for d in report.disagreements}
@@ -61,7 +62,8 @@ def open_session(cfg: TaskConfig, collection: Collection, items: list[Item], rat
         items = items_from_keys(sorted(wanted), collection)
         path, of_plan = Path(folder) / f"{ADJUDICATION}.jsonl", False
     else:
-        share = rater_share(read_plan(folder, cfg), rater, folder)
+        plan = read_plan(folder, cfg)
+        share = rater_share(plan, rater, folder)
         if share is not None:
             inside = [it for it in items if it.key in share]
             if not inside:
@@ -69,7 +71,14 @@ def open_session(cfg: TaskConfig, collection: Collection, items: list[Item], rat
                                     f"of {rater}'s planned items is in this one; make the plan again")
             items = inside
         path, of_plan = rater_path(folder, rater), share is not None
-    session = JudgingSession.open(cfg, rater, rater_order(items, rater, seed), path)
+    ordered = rater_order(items, rater, seed)
+    if not adjudicate and plan is not None and plan.get("order") == "decisive":
+        # `labels plan --order decisive`: the plan's order (runners/analysis/decisive_order.py), most decisive
+        # first. Its weights depend on the rankings and on what is judged, not on the grades, so the order of the
+        # pairs still open after each grade is the re-planned order: no reload is needed.
+        pos = {k: i for i, k in enumerate(plan["raters"][rater])}
+        ordered = sorted(items, key=lambda it: pos[it.key])
+    session = JudgingSession.open(cfg, rater, ordered, path)
     return Started(session, session.progress()["done"], of_plan)
 
 
