@@ -72,3 +72,20 @@ def test_a_corpus_row_enters_no_context_manager(tmp_path: Path, monkeypatch: pyt
     rows = list(corpus_rows(table, "_id", "title", "text"))
     assert [r[1] for r in rows] == ["a", "c"] and not calls
     assert len(log.errors) == 1 and "corpus.jsonl:2: missing field '_id'" in str(log.errors[0])
+
+
+def test_a_retriever_reads_the_corpus_in_slices_not_row_by_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kind: retriever` indexes the corpus from Arrow slices: iterating or indexing a Column per row is refused."""
+    from runners.search.retriever import corpus_rows
+
+    corpus = datasets.Dataset.from_dict({"id": ["a", "b", "c"], "title": ["T", None, ""], "text": ["x", "y", None]})
+
+    def row_by_row(*args: object) -> None:
+        raise AssertionError("corpus read one formatted row at a time")
+
+    monkeypatch.setattr(datasets.arrow_dataset.Column, "__iter__", row_by_row)
+    monkeypatch.setattr(datasets.arrow_dataset.Column, "__getitem__", row_by_row)
+    monkeypatch.setattr("runners.search.retriever.ROWS_PER_READ", 2)  # two slices, the last one short
+    assert list(corpus_rows(corpus)) == [("a", "T", "x"), ("b", "", "y"), ("c", "", "")]
+    no_title = corpus.remove_columns("title")
+    assert [r[1] for r in corpus_rows(no_title)] == ["", "", ""]
