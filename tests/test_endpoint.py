@@ -183,7 +183,7 @@ def test_prompts_are_a_variant_stored_as_an_mteb_experiment() -> None:
         ModelSpec(name="bm25", prompts={"query": "q: "})
 
 
-def test_prompts_reach_the_sentence_transformers_model(minilm) -> None:
+def test_prompts_reach_the_sentence_transformers_model(minilm, recwarn) -> None:
     from mteb.types import PromptType
 
     from runners.execution.encoding.models import load_model
@@ -191,6 +191,7 @@ def test_prompts_reach_the_sentence_transformers_model(minilm) -> None:
     prompts = {"query": "query: ", "Retrieval-document": "passage: "}
     model = load_model(ModelSpec(name="sentence-transformers/all-MiniLM-L6-v2", prompts=prompts))
     assert model.model_prompts == prompts
+    assert not [w for w in recwarn if "Model prompts specified" in str(w.message)]  # asked for: no warning
 
     class Meta:
         name, type = "T", "Retrieval"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +96,10 @@ def encoder_wrapper(st: Any, spec: ModelSpec) -> Any:
 
     meta = registry_meta(spec.name)
     prompts = spec.prompts or ((meta.loader_kwargs or {}).get("model_prompts") if meta is not None else None)
-    wrapper = SentenceTransformerEncoderWrapper(st, model_prompts=prompts)
+    with warnings.catch_warnings():
+        if spec.prompts:  # the entry's prompts replace the model's own: what the config asked for, not a warning
+            warnings.filterwarnings("ignore", message="Model prompts specified")
+        wrapper = SentenceTransformerEncoderWrapper(st, model_prompts=prompts)
     wrapper.mteb_model_meta = model_meta_for(spec, fallback=wrapper.mteb_model_meta)
     return wrapper
 
