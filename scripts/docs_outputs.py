@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BLOCK = re.compile(r"(<!-- docs-output: (?P<cmd>.+?) -->\n)```(?P<lang>\w*)\n(?P<body>.*?)```\n(<!-- /docs-output -->)",
+BLOCK = re.compile(r"(<!-- docs-output: (?P<cmd>[^\n]+?) -->\n)```(?P<lang>\w*)\n(?P<body>.*?)```\n(<!-- /docs-output -->)",
                    re.S)
 
 
