@@ -100,3 +100,22 @@ def test_foreign_log_records_are_dropped_and_ours_are_one_line(capsys):
 
         assert not tqdm(range(3), desc="shown", file=sys.stdout).disable
     assert "INFO:sentence_transformers: Load pretrained SentenceTransformer" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("lancedb") is None, reason="the lancedb extra is not installed")
+def test_lancedb_rust_warnings_need_verbose(tmp_path):
+    """LanceDB's Rust logger writes `[time WARN  lance::...]` to stderr past Python's logging (creating a table,
+    a search that selects columns): quiet_output holds it at error unless --verbose (seen in docs/candidates.md)."""
+    code = ("import sys, tempfile\nfrom runners.cli.quiet import quiet_output\n"
+            "with quiet_output(sys.argv[1] == 'verbose'):\n"
+            "    import lancedb\n"
+            "    db = lancedb.connect(tempfile.mkdtemp(dir=sys.argv[2]))\n"
+            "    t = db.create_table('x', data=[{'vector': [0.1, 0.2], 'id': 1}])\n"
+            "    t.search([0.1, 0.2]).select(['id']).limit(1).to_list()\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("LANCEDB_LOG", None)
+    runs = {mode: subprocess.run([sys.executable, "-c", code, mode, str(tmp_path)], env=env, capture_output=True,
+                                 text=True, timeout=120) for mode in ("quiet", "verbose")}
+    assert runs["quiet"].returncode == 0, runs["quiet"].stderr
+    assert "WARN" not in runs["quiet"].stderr and "lance::" not in runs["quiet"].stderr, runs["quiet"].stderr
+    assert "lance::" in runs["verbose"].stderr  # the same calls do warn: the test can see what it silences

@@ -8,7 +8,10 @@ CLI therefore holds one root handler of its own, so no default handler is ever i
 
 * private-mteb's records (loggers `runners.*`, `custom_tasks.*`) of level WARNING and above are one
   `warning: ...` line on stderr; other libraries' records only from ERROR up, named by their logger;
-* the libraries' bars are off (execution.encoding.progress.quiet_foreign_bars, quiet_nncf).
+* the libraries' bars are off (execution.encoding.progress.quiet_foreign_bars, quiet_nncf);
+* LanceDB's Rust logger (env_logger, which prints `[time WARN  lance::...]` straight to stderr, past Python's
+  logging) is held at `error` through its own variable, LANCEDB_LOG, read once when lancedb is first imported
+  (so set here, before any retriever imports it); a LANCEDB_LOG the user set is left alone.
 
 `--verbose` shows the libraries' bars and their records from INFO up (as `LEVEL:logger: message`).
 """
@@ -24,6 +27,8 @@ from .common import err_console
 from .terminal import styled
 
 OWN = ("runners", "custom_tasks")
+#: the variable LanceDB's Rust logger (env_logger) takes its filter from, as RUST_LOG elsewhere
+LANCE_LOG_ENV = "LANCEDB_LOG"
 
 
 class OwnLines(logging.Handler):
@@ -61,12 +66,17 @@ def quiet_output(verbose: bool) -> Iterator[None]:
         root.setLevel(logging.INFO)
     before = os.environ.get(VERBOSE_ENV)
     os.environ[VERBOSE_ENV] = "1" if verbose else "0"
+    lance_set = not verbose and LANCE_LOG_ENV not in os.environ
+    if lance_set:
+        os.environ[LANCE_LOG_ENV] = "error"
     try:
         with quiet_foreign_bars(not verbose):
             yield
     finally:
         root.removeHandler(handler)
         root.setLevel(level)
+        if lance_set:
+            os.environ.pop(LANCE_LOG_ENV, None)
         if before is None:
             os.environ.pop(VERBOSE_ENV, None)
         else:
