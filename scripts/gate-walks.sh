@@ -3,8 +3,11 @@
 # configs/ and data/ (shown as "."), BM25 only so each takes seconds. scripts/docs_outputs.py pastes the output.
 #   corpus-change   docs/gate.md: three documents added to the demo collection, then one question reworded
 #   history-corpus  docs/history.md: the same three documents, gated against the history instead of a baseline folder
+#   demo-unchanged  docs/gate.md: the demo's statistics of the pair, then the demo checked against its own baseline
+#   history-model   docs/history.md: the demo's `production` switched from MiniLM to BM25, gated against the history
+# (the last two encode MiniLM's 425 texts: a minute or two on a laptop)
 set -euo pipefail
-SCENARIO=${1:?usage: scripts/gate-walks.sh corpus-change|history-corpus}
+SCENARIO=${1:?usage: scripts/gate-walks.sh corpus-change|history-corpus|demo-unchanged|history-model}
 source "$(dirname "$0")/docs-show.sh" "docs-$SCENARIO" "."
 cp -r "$REPO/configs" "$REPO/data" .
 
@@ -38,5 +41,18 @@ case "$SCENARIO" in
     private-mteb run -c bench.yaml >/dev/null 2>&1
     show_rc private-mteb check -c bench.yaml --baseline history:last
     show private-mteb history -c bench.yaml ;;
+  demo-unchanged)
+    private-mteb run -c configs/benchmarks/demo.yaml >/dev/null 2>&1
+    show private-mteb stats -c configs/benchmarks/demo.yaml --metric ndcg_at_10
+    show private-mteb baseline save baseline -c configs/benchmarks/demo.yaml
+    show private-mteb check -c configs/benchmarks/demo.yaml --baseline baseline/ ;;
+  history-model)
+    sed -e 's|^    label: all-MiniLM-L6-v2|    label: production|' -e '/^  - name: bm25/,/^    label: BM25/d' \
+      -e 's|^results_dir: .*|results_dir: results\nhistory: history|' -e 's|^  - NorthwindKBRetrieval|  - configs/tasks/northwind-kb.yaml|' \
+      configs/benchmarks/demo.yaml > prod.yaml
+    private-mteb run -c prod.yaml >/dev/null 2>&1
+    sed -i 's|^  - name: sentence-transformers/all-MiniLM-L6-v2.*|  - name: bm25|' prod.yaml
+    private-mteb run -c prod.yaml >/dev/null 2>&1
+    show_rc private-mteb check -c prod.yaml --baseline history:last ;;
   *) echo "scripts/gate-walks.sh: unknown scenario '$SCENARIO'" >&2; exit 2 ;;
 esac
