@@ -19,7 +19,8 @@ Collections:
 * ``--generated``: synthetic collections with known grades for every document: each candidate ranks by the
   true grade plus noise of its own size, so candidates differ in quality by a known amount.
 
-Run: ``python benchmarks/bench_judging_order.py -c configs/benchmarks/demo.yaml --seeds 5`` or ``--generated``.
+Run: ``python benchmarks/bench_judging_order.py -c configs/benchmarks/demo.yaml --seeds 5`` or ``--generated``
+(``--smoke``: one tiny generated collection, one seed; what the test suite runs).
 """
 from __future__ import annotations
 
@@ -149,8 +150,13 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=10, help="judgments between two looks at today's verdicts")
     ap.add_argument("--settle-every", type=int, default=100, help="judgments between two `labels status` looks")
     ap.add_argument("-k", type=int, default=10)
+    ap.add_argument("--smoke", action="store_true",
+                    help="one tiny generated collection and one seed: checks the script runs, measures nothing")
     args = ap.parse_args()
     cases = []
+    if args.smoke:
+        args.config, args.generated, args.seeds, args.settle_every = None, 0, 1, 20
+        cases.append(("generated (smoke)", *generated(0, n_queries=12, n_docs=40), [0, 1, 2]))
     if args.config:
         cases.append((args.config.name, *from_config(args.config)))
     for g in range(args.generated):

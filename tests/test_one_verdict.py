@@ -108,7 +108,8 @@ def _verdicts(project: Path, baseline: str) -> tuple[dict[str, str], subprocess.
     history = _ok(_cli(project, "history", "--resamples", "2000"))
     said = {"stats": re.search(r"best: (best by .*?)(?= judged@10| cost:|$)", stats),
             "check": re.search(r"GenKBRetrieval: (best by .*?)$", " ".join(check.stdout.split())),
-            "history": re.search(r"GenKBRetrieval, latest records: (best by .*?)$", history)}
+            "history": re.search(r"GenKBRetrieval, latest records: (best by .*?)(?= GenKBRetrieval — .*: check vs |$)",
+                                 history)}
     assert all(said.values()), (stats, check.stdout, history)
     return {k: m.group(1) for k, m in said.items()}, check  # type: ignore[union-attr]
 
