@@ -136,12 +136,9 @@ class EvalsetSource(_Source):
     tag_columns: list[str] = Field(default_factory=list)
 
 
-class JudgmentColumns(_Strict):
+class JudgmentColumns(DocQueryColumns):
     """Corpus columns plus the flat judgments table's: question id (optional), question, document id, grade."""
 
-    doc_id: str = "_id"
-    title: str = "title"
-    text: str = "text"
     query_id: str = "query_id"
     query: str = "query"
     qrels_doc_id: str = "doc_id"

@@ -23,6 +23,13 @@ def http_url(v: str, example: str) -> str:
     return v
 
 
+def server_model_name(v: str) -> str:
+    """`v` when it can be the `model` of an OpenAI-compatible request (no spaces, no control characters)."""
+    if not v.strip() or any(ch.isspace() or ord(ch) < 32 for ch in v):
+        raise ValueError(f"model {ascii(v)[:80]} must be the server's model name, without spaces")
+    return v
+
+
 class EndpointOptions(BaseModel):
     """`endpoint: {url, model, batch_size, max_concurrency, timeout_s, max_retries, backoff_s, api_key_env, ...}`."""
 
@@ -55,9 +62,7 @@ class EndpointOptions(BaseModel):
     @field_validator("model")
     @classmethod
     def _model(cls, v: str | None) -> str | None:
-        if v is not None and (not v.strip() or any(ch.isspace() or ord(ch) < 32 for ch in v)):
-            raise ValueError(f"model {ascii(v)[:80]} must be the server's model name, without spaces")
-        return v
+        return None if v is None else server_model_name(v)
 
     @field_validator("api_key_env")
     @classmethod

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .endpoint import http_url
+from .endpoint import http_url, server_model_name
 
 
 class JudgeOptions(BaseModel):
@@ -42,9 +42,7 @@ class JudgeOptions(BaseModel):
     @field_validator("model")
     @classmethod
     def _model(cls, v: str) -> str:
-        if not v.strip() or any(ch.isspace() or ord(ch) < 32 for ch in v):
-            raise ValueError(f"model {ascii(v)[:80]} must be the server's model name, without spaces")
-        return v
+        return server_model_name(v)
 
     @property
     def chat_url(self) -> str:
