@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -16,6 +17,28 @@ class CollectionWarning:
     message: str
     #: findings this entry stands for: > 1 only for the "... and N more" entry a large corpus ends a kind with
     count: int = 1
+
+
+@dataclass
+class AddedQuestions:
+    """What the loader did with the task's added questions (``source.added_questions``), for run and stats.
+
+    Questions awaiting judgment are in ``Collection.queries`` (so they are pooled) but not in qrels (so they
+    are not scored as 0); rejected and unverified ones are not in the collection at all, only counted here.
+    """
+
+    path: str
+    rows: int
+    #: sha256 of the added file and its reviews file: part of the collection's revision
+    fingerprint: str
+    #: added questions in the collection (scored, or awaiting judgment), in file order
+    scored_or_awaiting: list[str] = field(default_factory=list)
+    #: added questions with no graded document: counted, not scored
+    awaiting: list[str] = field(default_factory=list)
+    #: source kind (human / log / generated) -> questions a review rejected
+    rejected: Counter[str] = field(default_factory=Counter)
+    #: source kind -> generated questions left out as unverified (`questions: {use_unverified: false}`)
+    unverified: Counter[str] = field(default_factory=Counter)
 
 
 @dataclass
@@ -38,6 +61,8 @@ class Collection:
     query_tags: dict[str, dict[str, str]] = field(default_factory=dict)
     spans: dict[str, dict[str, dict[str, list[tuple[int, int]]]]] = field(default_factory=dict)
     warnings: list[CollectionWarning] = field(default_factory=list)
+    #: the task's added questions (a query-log sample, generated questions), when its source names a file
+    added: AddedQuestions | None = None
 
     @property
     def splits(self) -> list[str]:
@@ -48,11 +73,14 @@ class Collection:
 
         sha256 of the documents in id order, then the queries, then the qrels. A ``CorpusStore`` streams its
         documents' bytes from disk and remembers the result per queries-and-qrels digest (its corpus never
-        changes), so a large corpus is hashed once, not on every run.
+        changes), so a large corpus is hashed once, not on every run. Added questions add their files' digest
+        (their tags and reviews too), so appending questions is a new revision; without them the hash is as before.
         """
         tail = [b"\x00queries"]
         tail += [json.dumps([qid, self.queries[qid]], ensure_ascii=False).encode() for qid in sorted(self.queries)]
         tail += [b"\x00qrels", json.dumps(self.qrels, sort_keys=True).encode()]
+        if self.added is not None:
+            tail += [b"\x00added", self.added.fingerprint.encode()]
         stored = getattr(self.corpus, "content_hash_with", None)
         if stored is not None:
             return stored(b"".join(tail))

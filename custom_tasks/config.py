@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (AnyUrl, BaseModel, ConfigDict, Field, PastDate, TypeAdapter, ValidationError, ValidationInfo,
-                      field_validator)
+                      field_validator, model_validator)
 
 from .bm25_analyzer import BM25Settings
 from .config_problems import did_you_mean, messages, problems, raise_problems
@@ -42,6 +42,15 @@ DEFAULT_GRADES: dict[int, str] = {2: "answers the question", 1: "partly answers 
 DEFAULT_LANGUAGES: list[str] = ["eng-Latn"]
 #: How several raters' grades of one pair become the grade mteb scores (`private-mteb labels merge`).
 MERGE_RULES = ("median", "majority", "adjudicated")
+
+
+class QuestionSettings(BaseModel):
+    """`questions:` of a task YAML: how its added questions (`source.added_questions`) count."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: score generated questions nobody verified yet (default: left out and counted; they measure the LLM)
+    use_unverified: bool = False
 
 
 class TaskConfig(BaseModel):
@@ -79,8 +88,17 @@ class TaskConfig(BaseModel):
     #: BM25's analyzer (stemmer, stop words, case, tokens); each key left out: the language's default, as mteb
     #: chooses it (bm25_analyzer.py)
     bm25: BM25Settings | None = None
+    #: how added questions count (generated ones unverified: left out unless use_unverified)
+    questions: QuestionSettings | None = None
     # filled in by the loader, not by users
     path: Path | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _questions_into_source(self) -> TaskConfig:
+        """The loader sees only ``source:``: the YAML's `questions.use_unverified` travels in it."""
+        if self.questions is not None and self.questions.use_unverified and isinstance(self.source, dict):
+            self.source = {**self.source, "use_unverified": True}
+        return self
 
     @field_validator("languages")
     @classmethod

@@ -65,6 +65,11 @@ class _Source(_Strict):
     #: 1 means best; every grade in the labels must be a key. Applied while reading, so the mapped grades are
     #: what the data revision (content hash) covers and a changed map re-scores every stored result.
     grades_map: dict[str, int] | None = None
+    #: questions added later (a query-log sample, generated questions: `questions sample|generate`), a JSONL file
+    #: read with the task's own questions (readers/added_questions.py)
+    added_questions: str | None = None
+    #: score generated questions nobody verified yet; set by the task YAML's `questions: {use_unverified: true}`
+    use_unverified: bool = False
 
     @field_validator("grades_map", mode="before")
     @classmethod
@@ -211,6 +216,12 @@ def load_collection(source: dict, base_dir: Path, name: str) -> Collection:
     """
     cfg = parse_source(source, name)
     collection = get_reader(cfg.format)(cfg, Path(base_dir), name)
+    if cfg.added_questions:  # before the labels file, which may grade them (`labels import` of a pool)
+        from .readers.added_questions import finish_added, merge_added
+
+        merge_added(collection, cfg.added_questions, Path(base_dir), cfg.use_unverified, cfg.splits)
     if cfg.labels_file:
         merge_labels(collection, cfg.labels_file, Path(base_dir))
+    if collection.added is not None:
+        finish_added(collection)
     return collection

@@ -98,3 +98,43 @@ def line_at(node: Any, loc: Sequence[str | int], key: bool = False) -> int | Non
             return line
         line = node.start_mark.line + 1
     return line
+
+
+def add_mapping_key(text: str, at: Sequence[str], key: str, value: str) -> str:
+    """``text`` with ``key: value`` added to the mapping at ``at`` (e.g. ``["source"]``), every other byte kept.
+
+    A program that writes a config back through a YAML dumper loses the team's comments and layout; this edits
+    the text: a block mapping gets a line before its first key, at that key's indentation; a flow mapping
+    ``{...}`` gets the pair after its brace. The result is parsed again and must hold the value (else ValueError).
+    """
+    node = _compose_and_construct(text)[1]
+    for part in at:
+        pair = next(((k, v) for k, v in getattr(node, "value", []) if getattr(k, "value", None) == part), None)
+        if pair is None or not isinstance(node, yaml.MappingNode):
+            raise ValueError(f"no mapping at {'.'.join(at)}")
+        node = pair[1]
+    if not isinstance(node, yaml.MappingNode) or not node.value:
+        raise ValueError(f"{'.'.join(at)} is not a non-empty mapping")
+    shown = value if all(c.isalnum() or c in "_./-" for c in value) and value[:1].isalnum() else _quoted(value)
+    lines = text.splitlines(keepends=True)
+    if node.flow_style:
+        mark = node.start_mark
+        offset = sum(len(x) for x in lines[:mark.line]) + mark.column + 1
+        out = f"{text[:offset]}{key}: {shown}, {text[offset:]}"
+    else:
+        first = node.value[0][0].start_mark
+        newline = "\r\n" if lines[first.line].endswith("\r\n") else "\n"
+        lines.insert(first.line, f"{' ' * first.column}{key}: {shown}{newline}")
+        out = "".join(lines)
+    data = loads(out)
+    for part in at:
+        data = data[part]
+    if data.get(key) != value:
+        raise ValueError(f"could not add {key} to {'.'.join(at)}")
+    return out
+
+
+def _quoted(value: str) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid YAML double-quoted scalar

@@ -33,10 +33,13 @@ FORBIDDEN = {
     "runners.search": {"runners.config", "runners.execution", "runners.analysis", "runners.cli"},
     "runners.execution": {"runners.analysis", "runners.cli"},
     "runners.analysis": {"runners.execution", "runners.search.ann", "runners.search.hybrid", "runners.cli",
-                         "runners.judging"},
+                         "runners.judging", "runners.questions"},
     # the judging app (issue 31): reads collections, stored rankings and raters' files like analysis; never runs
     # a model
     "runners.judging": {"runners.execution", "runners.search", "runners.cli"},
+    # questions made after the collection (issue 38): a query log sampled, questions generated, the added file;
+    # may encode (topic clusters) and call an LLM, so analysis and `stats` never import it; commands sit on top
+    "runners.questions": {"runners.cli", "runners.judging"},
     # `kind: retriever` adapters: plug-ins handed an embedder, importing no layer of private-mteb
     "runners.retrievers": {"runners.config", "runners.results", "runners.search", "runners.execution",
                            "runners.analysis", "runners.cli"},
