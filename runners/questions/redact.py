@@ -1,0 +1,233 @@
+"""Personal data out of query text before anything is written or shown (issue 38, "privacy first").
+
+A query log holds what people typed, and people type their e-mail address, their phone number, a card number, an
+IBAN, a national id number. `Redactor.redact` replaces each with a token (`[EMAIL]`, `[PHONE]`, ...) and counts the
+kinds; it never logs, prints or keeps a value, so the counts are all a report may show.
+
+Why checksums: a 16-digit number in a query is a card number only when it passes Luhn; an IBAN only when mod-97
+holds; a Romanian CNP only when its date and check digit do (python-stdnum does each check, phonenumbers the phone
+numbering plans). A value whose checksum fails is *not* redacted as that kind, so product codes and look-alikes keep
+their text. One rule still applies to them, stated here and in `RULES`: a standalone unbroken run of `min_digits`
+(default 9) or more digits is redacted as `digits` whatever it is, because a long number in a query (a mistyped id,
+an account, an order or customer number) is personal far more often than it is a search term. Grouped numbers
+("4111 1111 1111 1112") and digits glued to letters or to a code's hyphen ("NW-204512883") are not a run.
+
+The rules run in a fixed order, each on the text the previous ones left: custom (a team's own pattern wins), then
+url_token, email, iban, national_id, card, ip, phone, digits. Phone numbers in national form depend on the country:
+`phone_regions` is declared (default `DEFAULT_PHONE_REGIONS`) and `describe()` shows it with every other rule.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlsplit
+
+import phonenumbers
+from stdnum import iban as std_iban
+from stdnum import luhn
+from stdnum.es import dni as es_dni
+from stdnum.es import nie as es_nie
+from stdnum.it import codicefiscale as it_codicefiscale
+from stdnum.pl import pesel as pl_pesel
+from stdnum.ro import cnp as ro_cnp
+
+#: every kind, in the order the rules run
+KINDS = ("custom", "url_token", "email", "iban", "national_id", "card", "ip", "phone", "digits")
+TOKENS = {kind: f"[{kind.upper()}]" for kind in KINDS}
+
+#: countries whose *national* phone forms are recognised ("0721 234 567" is Romanian, "(503) 555-0143" American);
+#: international forms (+40 ..., 0040 ...) are recognised whatever this says. Declared, not guessed: a team
+#: elsewhere names its own (`Redactor(phone_regions=("FR",))`).
+DEFAULT_PHONE_REGIONS = ("US", "GB", "DE", "RO")
+#: a standalone run of this many digits or more is redacted as `digits`
+DEFAULT_MIN_DIGITS = 9
+
+#: one line per rule, shown by `describe()` (and by the commands that redact) so nobody has to read this file
+RULES = {
+    "custom": "the team's own regular expressions, applied first",
+    "url_token": "a URL whose query names a token/key/session/signature/password/code parameter, that carries "
+                 "user:password@, or a path segment of 24+ random-looking characters (the whole URL goes)",
+    "email": "name@domain.tld",
+    "iban": "an IBAN (grouped or not) whose mod-97 check and country format hold",
+    "national_id": "a national id number whose checksum holds: RO CNP, PL PESEL, ES DNI/NIE, IT codice fiscale",
+    "card": "13-19 digits (spaces or hyphens between) that pass the Luhn check",
+    "ip": "an IPv4 or IPv6 host address (a network such as 10.40.0.0/16 is kept)",
+    "phone": "a valid number in international form, or in the national form of {regions}",
+    "digits": "a standalone unbroken run of {min_digits}+ digits, whatever its checksum (not a code such as "
+              "NW-204512883, not digits glued to letters)",
+}
+
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")
+_URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"']+", re.IGNORECASE)
+_SECRET_PARAM = re.compile(
+    r"token|key|secret|sess|sid|sig|auth|pass|pwd|code|jwt|credential|otp|nonce|ticket|user|uid|email", re.IGNORECASE)
+_RANDOM_SEGMENT = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_\-.~]{24,}$")
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]{4}){2,7}(?:[ -]?[A-Za-z0-9]{1,4})?"
+                   r"(?![A-Za-z0-9])")
+_CARD = re.compile(r"(?<![\w+-])\d(?:[ -]?\d){12,18}(?![\w-])")
+_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?:/\d{1,2})?(?![\w.]*\d)")
+_IPV6 = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f]*:)[0-9A-Fa-f:]{2,39}(?:/\d{1,3})?(?![\w:])")
+#: national ids: (candidate pattern, validator); candidates are found, the checksum decides
+_NATIONAL_IDS: tuple[tuple[re.Pattern[str], Callable[[str], bool]], ...] = (
+    (re.compile(r"(?<![\w+-])[1-9]\d{12}(?![\w-])"), ro_cnp.is_valid),
+    (re.compile(r"(?<![\w+-])\d{11}(?![\w-])"), pl_pesel.is_valid),
+    (re.compile(r"(?<![\w+-])\d{8}-?[A-Za-z](?![\w-])"), lambda v: es_dni.is_valid(v.upper())),
+    (re.compile(r"(?<![\w+-])[XYZxyz]-?\d{7}-?[A-Za-z](?![\w-])"), lambda v: es_nie.is_valid(v.upper())),
+    (re.compile(r"(?<![\w+-])[A-Za-z]{6}\d{2}[A-Za-z]\d{2}[A-Za-z]\d{3}[A-Za-z](?![\w-])"),
+     lambda v: it_codicefiscale.is_valid(v.upper())),
+)
+_HAS_DIGIT = re.compile(r"\d")
+_SEVEN_DIGITS = re.compile(r"(?:\d\D{0,3}){7}")
+_DECIMAL_BEFORE = re.compile(r"\d[.,]$")
+
+
+@dataclass(frozen=True)
+class RedactionResult:
+    """The redacted text and how many values of each kind were replaced (never the values themselves)."""
+
+    text: str
+    counts: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def redacted(self) -> bool:
+        return sum(self.counts.values()) > 0
+
+
+class Redactor:
+    """Replaces personal data in short texts (queries) with `[KIND]` tokens; see the module docstring for the rules.
+
+    `patterns` are the team's regular expressions (kind `custom`); a pattern that does not compile raises
+    ValueError naming it (the CLI turns that into one line, exit 2).
+    """
+
+    def __init__(self, patterns: Sequence[str] = (), *, phone_regions: Sequence[str] = DEFAULT_PHONE_REGIONS,
+                 min_digits: int = DEFAULT_MIN_DIGITS) -> None:
+        self.custom: list[re.Pattern[str]] = []
+        for i, pattern in enumerate(patterns, 1):
+            try:
+                self.custom.append(re.compile(pattern))
+            except re.error as exc:
+                raise ValueError(f"redaction pattern {i} ({pattern!r}) is not a regular expression: {exc}") from None
+        unknown = [r for r in phone_regions if r.upper() not in phonenumbers.SUPPORTED_REGIONS]
+        if unknown:
+            raise ValueError(f"unknown phone region(s) {', '.join(unknown)}: name ISO 3166 codes such as US, RO")
+        if min_digits < 5:
+            raise ValueError(f"min_digits {min_digits} would redact years and prices: use 5 or more")
+        self.phone_regions = tuple(r.upper() for r in phone_regions)
+        self.min_digits = min_digits
+        self._digits = re.compile(rf"(?<![\w.,])(?<![^\W\d_]-)\d{{{min_digits},}}(?![\w]|[.,]\d)")
+
+    def describe(self) -> dict[str, str]:
+        """kind -> the rule in one line (with this redactor's regions and digit threshold)."""
+        rules = {k: v.format(regions=", ".join(self.phone_regions), min_digits=self.min_digits)
+                 for k, v in RULES.items()}
+        if not self.custom:
+            rules["custom"] = "none given"
+        return rules
+
+    def redact(self, text: str) -> RedactionResult:
+        counts: Counter[str] = Counter()
+        for pattern in self.custom:
+            text = _sub(pattern, text, "custom", counts)
+        if "://" in text or "www." in text.lower():
+            text = _sub(_URL, text, "url_token", counts, _url_has_token)
+        if "@" in text:
+            text = _sub(_EMAIL, text, "email", counts)
+        if not _HAS_DIGIT.search(text):
+            return RedactionResult(text, counts)
+        text = _sub(_IBAN, text, "iban", counts, finder=_valid_iban_span)
+        for pattern, valid in _NATIONAL_IDS:
+            text = _sub(pattern, text, "national_id", counts, valid)
+        text = _sub(_CARD, text, "card", counts, lambda v: luhn.is_valid(re.sub(r"[ -]", "", v)))
+        text = _sub(_IPV4, text, "ip", counts, _is_host_address)
+        if ":" in text:
+            text = _sub(_IPV6, text, "ip", counts, _is_host_address)
+        if _SEVEN_DIGITS.search(text):
+            text = self._phones(text, counts)
+        text = _sub(self._digits, text, "digits", counts)
+        return RedactionResult(text, counts)
+
+    def redact_all(self, texts: Iterable[str]) -> tuple[list[str], Counter[str]]:
+        """Each text redacted, and the counts summed over all of them."""
+        total: Counter[str] = Counter()
+        out = []
+        for t in texts:
+            res = self.redact(t)
+            out.append(res.text)
+            total.update(res.counts)
+        return out, total
+
+    def _phones(self, text: str, counts: Counter[str]) -> str:
+        spans: list[tuple[int, int]] = []
+        for region in self.phone_regions:
+            for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
+                if _DECIMAL_BEFORE.search(text, 0, match.start) or any(
+                        match.start < e and s < match.end for s, e in spans):
+                    continue  # the tail of a decimal (3.14159265358), or found already under another region
+                spans.append((match.start, match.end))
+        for start, end in sorted(spans, reverse=True):
+            text = text[:start] + TOKENS["phone"] + text[end:]
+        if spans:
+            counts["phone"] += len(spans)
+        return text
+
+
+def _sub(pattern: re.Pattern[str], text: str, kind: str, counts: Counter[str],
+         valid: Callable[[str], bool] | None = None,
+         finder: Callable[[re.Match[str]], tuple[int, int] | None] | None = None) -> str:
+    """Replace the matches of `pattern` that `valid` accepts (or the span `finder` picks inside a match)."""
+    pieces: list[str] = []
+    last = 0
+    for m in pattern.finditer(text):
+        if finder is not None:
+            span = finder(m)
+        else:
+            span = (m.start(), m.end()) if valid is None or valid(m.group()) else None
+        if span is None:
+            continue
+        pieces += [text[last:span[0]], TOKENS[kind]]
+        last = span[1]
+        counts[kind] += 1
+    if not pieces:
+        return text
+    return "".join(pieces) + text[last:]
+
+
+def _valid_iban_span(m: re.Match[str]) -> tuple[int, int] | None:
+    """The longest valid IBAN starting at the match: the pattern may have run on into the next word's letters."""
+    value = m.group()
+    for end in range(len(value), 13, -1):
+        head = value[:end]
+        if head[-1] in " -":
+            continue
+        if std_iban.is_valid(head.upper()):
+            return m.start(), m.start() + end
+    return None
+
+
+def _url_has_token(url: str) -> bool:
+    """A URL carries a secret when a query/fragment parameter is named like one, it has user:password@, or a path
+    segment is a long random string (a reset link, a signed download)."""
+    parts = urlsplit(url if "://" in url else "http://" + url)
+    if parts.password or (parts.username and "@" in parts.netloc):
+        return True
+    for query in (parts.query, parts.fragment):
+        for name, value in parse_qsl(query, keep_blank_values=True):
+            if value and _SECRET_PARAM.search(name):
+                return True
+    return any(_RANDOM_SEGMENT.match(seg) for seg in parts.path.split("/"))
+
+
+def _is_host_address(value: str) -> bool:
+    """An address of one host (redact); a network written with its prefix, host bits zero, is kept."""
+    try:
+        iface = ipaddress.ip_interface(value)
+    except ValueError:
+        return False
+    if "/" in value and iface.ip == iface.network.network_address and iface.network.num_addresses > 1:
+        return False
+    return True

@@ -1,0 +1,133 @@
+"""Redaction of personal data in query text (issue 38): each kind found by its checksum, look-alikes kept, the
+digit-run rule applied to long numbers whatever their checksum, and no value ever in what the redactor says."""
+
+from __future__ import annotations
+
+import logging
+
+import phonenumbers
+import pytest
+from stdnum import iban, luhn
+from stdnum.ro import cnp
+
+from runners.questions.redact import KINDS, RULES, Redactor, RedactionResult
+
+R = Redactor()
+
+
+def _one(text: str) -> RedactionResult:
+    return R.redact(text)
+
+
+@pytest.mark.parametrize(("text", "expected", "kind"), [
+    ("mail ana.pop+kb@example.com about vpn", "mail [EMAIL] about vpn", "email"),
+    ("call +1 503 555 0143 please", "call [PHONE] please", "phone"),
+    ("call (503) 555-0143", "call [PHONE]", "phone"),
+    ("desk 020 7946 0123 london", "desk [PHONE] london", "phone"),
+    ("+44 20 7946 0123 or 0044 20 7946 0124", "[PHONE] or [PHONE]", "phone"),
+    ("card 4111 1111 1111 1111 declined", "card [CARD] declined", "card"),
+    ("card 4111-1111-1111-1111 declined", "card [CARD] declined", "card"),
+    ("iban RO49 AAAA 1B31 0075 9384 0000 please", "iban [IBAN] please", "iban"),
+    ("GB82WEST12345698765432 refund", "[IBAN] refund", "iban"),
+    ("payslip cnp 1800101221144", "payslip cnp [NATIONAL_ID]", "national_id"),
+    ("pesel 44051401359", "pesel [NATIONAL_ID]", "national_id"),
+    ("dni 54362315K", "dni [NATIONAL_ID]", "national_id"),
+    ("codice RCCMNL83S18D969H", "codice [NATIONAL_ID]", "national_id"),
+    ("blocked from 203.0.113.7 today", "blocked from [IP] today", "ip"),
+    ("host 192.168.1.23/24 down", "host [IP] down", "ip"),
+    ("ipv6 2001:db8::8a2e:370:7334 blocked", "ipv6 [IP] blocked", "ip"),
+    ("reset https://id.northwind.example/reset?token=9f8a7b6c5d&x=1 fails", "reset [URL_TOKEN] fails", "url_token"),
+    ("open https://drive.northwind.example/s/Zx81kQpLmN42vTy7RsWq0aBc", "open [URL_TOKEN]", "url_token"),
+    ("clone https://bob:hunter2@git.northwind.example/repo", "clone [URL_TOKEN]", "url_token"),
+    ("order 482019337 missing", "order [DIGITS] missing", "digits"),
+])
+def test_each_kind_is_redacted_and_counted(text: str, expected: str, kind: str) -> None:
+    res = _one(text)
+    assert res.text == expected
+    assert set(res.counts) == {kind} and res.redacted
+
+
+def test_a_national_phone_form_needs_its_region() -> None:
+    ro = phonenumbers.format_number(phonenumbers.example_number("RO"), phonenumbers.PhoneNumberFormat.NATIONAL)
+    assert Redactor().redact(f"sunati la {ro}").text == "sunati la [PHONE]"
+    # without RO (and DE, whose plan also reads a leading 0) the same digits are a number in no declared plan
+    assert Redactor(phone_regions=("US",)).redact(f"sunati la {ro}").counts["phone"] == 0
+    with pytest.raises(ValueError, match="unknown phone region"):
+        Redactor(phone_regions=("XX",))
+
+
+@pytest.mark.parametrize("text", [
+    "card 4111 1111 1111 1112 declined",          # Luhn fails, grouped: no rule applies
+    "iban RO49 AAAA 1B31 0075 9384 0001 please",  # mod-97 fails
+    "GB83WEST12345698765432 refund",              # mod-97 fails, glued to letters: not a digit run
+    "dni 12345678A",                               # check letter wrong, 8 digits: under the digit-run threshold
+    "codice RCCMNL83S18D969X",                     # check letter wrong
+    "vpn grabs 10.40.0.0/16 after wsl2",           # a network, not a host
+    "part NW-204512883 and 5M11C53267 for X1 Carbon Gen 11",  # product codes
+    "SKU 4471 2208 and sku 4471-2208-99",
+    "macOS 13.4.1 and version 2.13.0 and pi 3.14159265358",
+    "error 0x80070005 at 10:30:45 on 2025-03-14",
+    "price $1,250.00 room 4.12 port 51820 ext 0143",
+    "see https://wiki.northwind.example/vpn/mac?lang=en",
+    "std::vector and a::b",
+])
+def test_look_alikes_are_kept(text: str) -> None:
+    res = _one(text)
+    assert res.text == text and not res.redacted, res.counts
+
+
+def test_an_invalid_checksum_in_a_long_run_is_redacted_as_digits_not_as_its_kind() -> None:
+    """The stated rule: a standalone run of 9+ digits goes whatever its checksum; it counts as `digits`."""
+    valid = "180010122114" + cnp.calc_check_digit("180010122114")
+    invalid = valid[:-1] + str((int(valid[-1]) + 1) % 10)
+    assert cnp.is_valid(valid) and not cnp.is_valid(invalid)
+    assert _one(f"cnp {invalid}").counts == {"digits": 1}
+    card = "411111111111111" + luhn.calc_check_digit("411111111111111")
+    bad_card = card[:-1] + str((int(card[-1]) + 3) % 10)
+    assert _one(f"card {bad_card}").counts == {"digits": 1}
+    assert _one(f"card {card}").counts == {"card": 1}
+    # under the threshold: kept; the threshold is a parameter with a floor
+    assert not _one("ref 12345678").redacted
+    assert Redactor(min_digits=6).redact("ref 12345678").text == "ref [DIGITS]"
+    with pytest.raises(ValueError, match="min_digits"):
+        Redactor(min_digits=4)
+
+
+def test_iban_running_into_the_next_word_is_cut_at_the_valid_length() -> None:
+    value = "DE" + iban.calc_check_digits("DE00370400440532013000") + "370400440532013000"
+    assert iban.is_valid(value)
+    assert _one(f"to {value} asap").text == "to [IBAN] asap"
+    grouped = " ".join(value[i:i + 4] for i in range(0, len(value), 4))
+    assert _one(f"to {grouped} thanks").text == "to [IBAN] thanks"
+
+
+def test_custom_patterns_run_first_and_a_bad_one_is_one_error() -> None:
+    r = Redactor([r"EMP-\d{6}", r"\bticket #\d+"])
+    res = r.redact("EMP-204518 asks about ticket #4471 and ana@example.org")
+    assert res.text == "[CUSTOM] asks about [CUSTOM] and [EMAIL]"
+    assert res.counts == {"custom": 2, "email": 1}
+    with pytest.raises(ValueError, match=r"redaction pattern 2 .* is not a regular expression"):
+        Redactor(["ok", "(unclosed"])
+
+
+def test_several_values_in_one_query_and_the_totals() -> None:
+    texts = ["a@example.com b@example.com", "call +1 503 555 0143 or 4111 1111 1111 1111", "nothing here"]
+    out, total = R.redact_all(texts)
+    assert out == ["[EMAIL] [EMAIL]", "call [PHONE] or [CARD]", "nothing here"]
+    assert total == {"email": 2, "phone": 1, "card": 1}
+
+
+def test_every_kind_has_a_rule_and_describe_names_the_declared_defaults() -> None:
+    assert set(RULES) == set(KINDS)
+    desc = Redactor(phone_regions=("FR", "RO"), min_digits=11).describe()
+    assert "FR, RO" in desc["phone"] and "11+" in desc["digits"] and desc["custom"] == "none given"
+
+
+def test_no_value_is_logged(caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
+    secret = "4111 1111 1111 1111"
+    with caplog.at_level(logging.DEBUG):
+        res = R.redact(f"card {secret} from ana@example.com at 203.0.113.7")
+    assert secret not in caplog.text and "ana@" not in caplog.text and "203.0.113" not in caplog.text
+    out = capsys.readouterr()
+    assert secret not in out.out + out.err
+    assert secret not in repr(res) and "ana@" not in repr(res)
