@@ -1,10 +1,11 @@
 """Rewrite the marked output blocks of README.md and docs/*.md with the real output of their command.
 
 Run through scripts/docs-outputs.sh (which puts .venv on PATH and makes sure the demo results exist). A block is
-`<!-- docs-output: COMMAND -->`, a fenced block, `<!-- /docs-output -->`; the fenced block becomes
-"$ COMMAND" (for a `private-mteb` command) followed by what it printed, with the machine's paths written as the
-reader's (`reader_paths`: the checkout as ".", a leftover temporary folder as "<temporary folder>", the home as "~";
-a walk script writes its own folder as the reader's, e.g. ~/my-search, through scripts/docs-show.sh).
+`<!-- docs-output: COMMAND -->`, a fenced block, `<!-- /docs-output -->` (all three indented alike inside a list
+item); the fenced block becomes "$ COMMAND" (for a `private-mteb` command) followed by what it printed, indented as
+its marker, with the machine's paths written as the reader's (`reader_paths`: the checkout as ".", a leftover
+temporary folder as "<temporary folder>", the home as "~"; a walk script writes its own folder as the reader's,
+e.g. ~/my-search, through scripts/docs-show.sh).
 `--check` only reports which blocks differ (exit 1), rewriting nothing; other arguments re-run only the commands
 that contain one of them (e.g. `stats`).
 """
@@ -19,8 +20,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BLOCK = re.compile(r"(<!-- docs-output: (?P<cmd>[^\n]+?) -->\n)```(?P<lang>\w*)\n(?P<body>.*?)```\n(<!-- /docs-output -->)",
-                   re.S)
+# a block may sit inside a list item: its marker, fences and lines then share the item's indentation
+BLOCK = re.compile(r"^(?P<ind>[ ]*)(<!-- docs-output: (?P<cmd>[^\n]+?) -->\n)(?P=ind)```(?P<lang>\w*)\n(?P<body>.*?)"
+                   r"(?P=ind)```\n(?P=ind)(<!-- /docs-output -->)", re.S | re.M)
 
 
 def files() -> list[Path]:
@@ -63,10 +65,12 @@ def main(argv: list[str]) -> int:
             cmd = m["cmd"].strip()
             if only and not any(o in cmd for o in only):
                 return m[0]
-            body = cache.setdefault(cmd, output_of(cmd))
+            ind = m["ind"]
+            body = "".join(ind + ln if ln.strip() else ln for ln in cache.setdefault(cmd, output_of(cmd))
+                           .splitlines(keepends=True))
             if body != m["body"]:
                 stale.append(f"{path.relative_to(ROOT)}: {cmd}")
-            return f"{m[1]}```{m['lang']}\n{body}```\n{m[5]}"
+            return f"{ind}{m[2]}{ind}```{m['lang']}\n{body}{ind}```\n{ind}{m[6]}"
 
         new = BLOCK.sub(fill, text)
         if new != text and not check:

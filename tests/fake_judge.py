@@ -169,8 +169,11 @@ class FakeJudge:
 def main() -> None:
     parser = argparse.ArgumentParser(description="a stand-in LLM judge on 127.0.0.1 (word-overlap rule)")
     parser.add_argument("--port", type=int, default=8099)
+    parser.add_argument("--answer", help="answer every pair with this text instead of a grade (out of format: what "
+                                         "a small model that cannot follow the format does; docs/llm-judge.md)")
     args = parser.parse_args()
-    server, url = FakeJudge().start(args.port)
+    judge = FakeJudge() if args.answer is None else FakeJudge(malformed=lambda q, p: 1 << 30, malformed_text=args.answer)
+    server, url = judge.start(args.port)
     print(f"fake judge (a stand-in, not a model) on {url}", flush=True)
     try:
         threading.Event().wait()

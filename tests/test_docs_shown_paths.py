@@ -29,12 +29,6 @@ from conftest import REPO
 MACHINE = re.compile(r"(?<![\w.~-])/(?:work|tmp|root|home|Users|var/folders)(?=/|\s|$|[\"'`:),])")
 
 NOT_YET_REMADE = {
-    ("docs/collections.md", "$ private-mteb tasks validate configs/tasks/kb.yaml"),
-    ("docs/collections.md", "$ private-mteb init data/ro_kb"),
-    ("docs/collections.md", "$ private-mteb tasks lint RoKbRetrieval"),
-    ("docs/collections.md", "$ head -3 export/bewertungen.csv"),
-    ("docs/collections.md", "$ private-mteb init export"),
-    ("docs/collections.md", "$ private-mteb tasks validate KBRetrieval"),
     ("docs/gate.md", "$ private-mteb check --baseline base"),
     ("docs/history.md", "$ private-mteb history -c configs/benchmarks/prod.yaml"),
     ("docs/history.md", "$ private-mteb history | tail -1"),
@@ -43,11 +37,6 @@ NOT_YET_REMADE = {
     ("docs/latency.md", "$ private-mteb latency -c configs/benchmarks/latency-demo.yaml --threads 1 --repeats 3"),
     ("docs/latency.md", "$ private-mteb stats -c configs/benchmarks/latency-demo.yaml -m ndcg_at_10"),
     ("docs/latency.md", "$ python benchmarks/bench_latency.py"),
-    ("docs/llm-judge.md", "$ private-mteb labels judge -c configs/benchmarks/judge-x.yaml"),
-    ("docs/llm-judge.md", "$ python tests/fake_judge.py --port 8099 &"),
-    ("docs/llm-judge.md", "$ private-mteb labels judge -c configs/benchmarks/judge-small.yaml --pool pool.jsonl "
-                          "--show-refused 2"),
-    ("docs/llm-judge.md", "$ private-mteb labels agreement --judge -c configs/benchmarks/judge-demo.yaml"),
 }
 
 
@@ -64,7 +53,7 @@ def fenced_blocks(text: str) -> list[tuple[int, list[str], bool]]:
             j = i + 1
             while j < len(lines) and not lines[j].lstrip().startswith("```"):
                 j += 1
-            marked = i > 0 and lines[i - 1].startswith("<!-- docs-output: ")
+            marked = i > 0 and lines[i - 1].lstrip().startswith("<!-- docs-output: ")  # in a list item: indented
             blocks.append((i + 1, lines[i + 1:j], marked))
             i = j
         i += 1
