@@ -19,6 +19,7 @@ from . import export as export_cmds
 from . import history as history_cmds
 from . import inspect as inspect_cmds
 from . import labels as labels_cmds
+from . import questions as questions_cmds
 from .backends import backends_cmd
 from .growth import growth_cmd
 from .common import App, report_error, warnings_on_console
@@ -66,6 +67,7 @@ def _root(
 
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(labels_cmds.app, name="labels")
+app.add_typer(questions_cmds.app, name="questions")
 app.command("run")(run.run)
 app.command("stats")(analysis.stats_cmd)
 app.command("check")(analysis.check_cmd)

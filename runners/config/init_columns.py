@@ -33,6 +33,12 @@ QREL_QUERY = ["query_id", "qid", "q", "query", "query_number", "query_no", "qno"
               "question_id", "question_number", "topic"]
 QREL_DOC = ["corpus_id", "doc_id", "docid", "doc", "d", "document_id", "docno", "doc_no", "doc_number",
             "document_number"]
+#: a query log's columns (`questions sample`): the query text, how often it was asked, when, by whom
+LOG_QUERY = QUERY + ["q", "search", "search_query", "search_term", "search_text", "term", "keywords", "user_query"]
+LOG_COUNT = ["count", "n", "freq", "frequency", "hits", "searches", "times", "occurrences", "num_searches"]
+LOG_TIME = ["timestamp", "time", "ts", "date", "datetime", "created_at", "searched_at", "event_time"]
+LOG_USER = ["user_id", "user", "uid", "userid", "session_id", "session", "sid", "sessionid", "client_id",
+            "visitor_id", "ip", "ip_address"]
 NOT_TAGS = {"tags", "evidence", "metadata", "split"}
 CORPUS_NAMES = ("corpus", "docs", "documents", "passages", "collection", "pages", "kb")
 QUERY_NAMES = ("queries", "questions", "topics", "query")

@@ -1,0 +1,213 @@
+"""`questions sample` (issue 38): a query log -> redacted, merged, stratified questions added to a task.
+
+What must hold: the sample's stratum counts are the stated allocation; exact and near duplicates are merged with
+their counts summed; no planted personal value (nor a user id) is left in the written file or the output; a re-run
+with the same seed writes the same bytes; every drop/merge rule is printed and can be changed; bad input is one
+line naming the file. Quick tests use a deterministic hash encoder for the topic vectors (the allocation does not
+depend on what the topics mean); the slow one runs the real command with the offline MiniLM.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import REPO, TINY_YAML, write_benchmark
+from runners.cli import app
+from runners.questions.log_aggregate import Rules
+from runners.questions.log_reader import detect_columns
+from runners.questions.log_sample import SampleParams, sample_log, sample_questions
+from runners.questions.log_strata import Stratum, allocate
+from runners.questions.redact import Redactor
+
+PERSONAL = ["maria.popescu@example.com", "+40 721 234 567", "4111 1111 1111 1111", "RO49AAAA1B31007593840000",
+            "192.168.14.201", "1960529460011"]
+USERS = ["user-7731", "sess-a9f3e1"]
+
+
+def hash_embed(texts: list[str]) -> np.ndarray:
+    from runners.execution.encoding.synthetic import synthetic_vectors
+
+    return synthetic_vectors(texts, dim=16)
+
+
+def _log(path: Path, rows: list[tuple[str, int]]) -> Path:
+    lines = ["search_term,hits,timestamp,user_id"]
+    for i, (q, n) in enumerate(rows):
+        quoted = '"' + q.replace('"', '""') + '"'
+        lines.append(f"{quoted},{n},2026-0{1 + i % 9}-1{i % 10}T10:00:00Z,{USERS[i % 2]}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _task(tmp_path: Path, name: str = "task") -> Path:
+    folder = tmp_path / name
+    shutil.copytree(REPO / "tests" / "fixtures" / "kb_tiny", folder / "kb_tiny")
+    yaml_path = folder / "kb_tiny.yaml"
+    yaml_path.write_text(TINY_YAML.read_text().replace("../fixtures/kb_tiny", "kb_tiny"))
+    return yaml_path
+
+
+def _traffic(n: int = 40) -> list[tuple[str, int]]:
+    """A Zipf-like log over distinct questions, with exact (case, spacing) and near (typo) duplicates of the first."""
+    words = ["vpn", "password", "laptop", "expense", "leave", "badge", "printer", "wifi", "payroll", "backup",
+             "mailbox", "calendar", "invoice", "onboarding", "firewall", "monitor", "license", "travel", "desk", "keys"]
+    rows = [(f"{words[i % 20]} {words[(i // 20 + i * 7 + 3) % 20]} {'help' if i < 20 else 'settings'}",
+             max(1, 400 // (i + 1))) for i in range(n)]
+    rows[0] = ("how do i reset my vpn password", 400)
+    rows += [("How do I reset my  VPN password?", 50), ("how do i reset my vpn pasword", 7)]
+    return rows
+
+
+def test_stratum_counts_equal_the_stated_allocation(tmp_path: Path) -> None:
+    log = _log(tmp_path / "log.csv", _traffic())
+    cfg = _task(tmp_path)
+    for allocation in ("proportional", "equal"):
+        params = SampleParams(size=17, allocation=allocation, seed=3, topics=3, date="2026-12-05")
+        out, _ = sample_questions(log, cfg, params, Redactor(), hash_embed, write=False)
+        drawn = Counter(r["tags"]["stratum"] for r in out.rows)
+        assert sum(drawn.values()) == 17
+        assert drawn == Counter({s.name: s.allocated for s in out.strata if s.allocated}), allocation
+        shown = [ln for ln in out.lines if ln.startswith("  ") and "sampled" in ln]
+        assert {ln.split()[0]: int(ln.split()[-1]) for ln in shown} == {s.name: s.allocated for s in out.strata}
+        assert abs(sum(r["tags"]["weight"] for r in out.rows) - sum(s.share for s in out.strata if s.allocated)) < 1e-4
+
+
+def test_allocation_rounds_by_largest_remainder_and_caps_small_strata() -> None:
+    groups = [Stratum("head/t1", "head", "t1", ["a"], 0.5), Stratum("torso/t1", "torso", "t1", list("bcdefgh"), 0.3),
+              Stratum("tail/t1", "tail", "t1", list("ijklmnopqrstuvwxyz"), 0.2)]
+    allocate(10, groups)
+    # head is capped at its one query; the 9 left are shared 0.3 : 0.2 -> 5.4 : 3.6 -> 5 : 4 (largest remainder)
+    assert [s.allocated for s in groups] == [1, 5, 4]
+    allocate(9, groups, equal=True)
+    assert [s.allocated for s in groups] == [1, 4, 4]
+
+
+def test_exact_and_near_duplicates_are_merged_with_their_counts(tmp_path: Path) -> None:
+    log = _log(tmp_path / "log.csv", _traffic())
+    cols = detect_columns(log)
+    assert (cols.query, cols.count, cols.time, cols.unread) == ("search_term", "hits", "timestamp", ("user_id",))
+    params = SampleParams(size=100, seed=0, topics=1, date="2026-12-05", rules=Rules())
+    out = sample_log(log, cols, _cfg(_task(tmp_path)), params, Redactor(), None)
+    vpn = [r for r in out.rows if "reset my vpn" in r["query"].lower()]
+    assert len(vpn) == 1  # case/spacing variant (exact) and the typo (near) folded into the most searched spelling
+    assert vpn[0]["query"] == "how do i reset my vpn password"
+    assert vpn[0]["provenance"]["searches"] == 400 + 50 + 7
+    assert out.agg.near_merged == 1 and out.agg.near_examples[0][1] == "how do i reset my vpn pasword"
+    assert len(out.rows) == 40
+
+
+def _cfg(path: Path):
+    from custom_tasks.config import TaskConfig
+
+    return TaskConfig.from_file(path)
+
+
+def test_rules_are_printed_and_changeable(tmp_path: Path) -> None:
+    log = _log(tmp_path / "log.csv", [("www.northwind.com", 30), ("ok", 9), ("expense report deadline", 5),
+                                      (PERSONAL[0], 4), ("", 3)])
+    cfg = _task(tmp_path)
+    base = ["questions", "sample", str(log), "-t", str(cfg), "--topics", "1", "--dry-run", "--date", "2026-12-05"]
+    r = CliRunner().invoke(app, base)
+    assert r.exit_code == 0, r.output
+    assert "navigational: 30 searches" in r.output and "too short: 9 searches" in r.output
+    assert "too short after redaction: 4 searches" in r.output and "empty: 3 searches" in r.output
+    assert "(https?://|www\\.)" in r.output  # the rule itself is shown
+    r = CliRunner().invoke(app, base + ["--navigational", "", "--min-chars", "2"])
+    assert r.exit_code == 0, r.output
+    dropped = next(ln for ln in r.output.splitlines() if ln.startswith("dropped:"))
+    assert "navigational" not in dropped and "3 questions drawn" in r.output
+
+
+def test_no_personal_value_or_user_id_is_written_or_shown(tmp_path: Path) -> None:
+    rows = [(f"question about {kind} {v} please", 3) for kind, v in zip("abcdef", PERSONAL)]
+    rows += [("parental leave policy", 20), ("order NW-2045 status", 4)]  # a product code is not personal
+    log = _log(tmp_path / "log.csv", rows)
+    cfg = _task(tmp_path)
+    r = CliRunner().invoke(app, ["questions", "sample", str(log), "-t", str(cfg), "--topics", "1", "-n", "50",
+                                 "--date", "2026-12-05"])
+    assert r.exit_code == 0, r.output
+    written = (cfg.parent / json.loads(json.dumps(_added(cfg)))).read_text(encoding="utf-8")
+    for value in PERSONAL + USERS:
+        assert value not in written and value not in r.output, value
+    assert "NW-2045" in written and "[EMAIL]" in written
+    assert "user_id" in r.output  # named as never read, its values are not
+
+
+def _added(cfg: Path) -> str:
+    import yaml
+
+    return yaml.safe_load(cfg.read_text())["source"]["added_questions"]
+
+
+def test_written_questions_await_judgment_with_provenance(tmp_path: Path) -> None:
+    from custom_tasks.config import TaskConfig
+    from custom_tasks.sources import load_collection
+
+    log = _log(tmp_path / "log.csv", _traffic())
+    cfg = _task(tmp_path)
+    r = CliRunner().invoke(app, ["questions", "sample", str(log), "-t", str(cfg), "--topics", "1", "-n", "5",
+                                 "--date", "2026-12-05", "--seed", "4"])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(x) for x in (cfg.parent / _added(cfg)).read_text().splitlines()]
+    assert len(rows) == 5 and all(x["tags"]["source"] == "log" and x["relevant"] == {} for x in rows)
+    prov = rows[0]["provenance"]
+    assert prov["date"] == "2026-12-05" and len(prov["log_sha256"]) == 64 and prov["parameters"]["seed"] == 4
+    task = TaskConfig.from_file(cfg)
+    coll = load_collection(task.source, task.base_dir, task.name)
+    assert {x["query_id"] for x in rows} <= set(coll.queries)  # read back with the task's own questions
+    assert not any(x["query_id"] in q for q in coll.qrels.values() for x in rows)  # not scored: awaiting judgment
+    # a second sample of the same log adds only questions the task does not have yet
+    again = CliRunner().invoke(app, ["questions", "sample", str(log), "-t", str(cfg), "--topics", "1", "-n", "5",
+                                     "--date", "2026-12-05", "--seed", "4"])
+    assert again.exit_code == 0, again.output
+    assert "already a question of the task: " in again.output
+
+
+@pytest.mark.parametrize("content, name, says", [
+    ("a,b\n1,2\n", "log.csv", "no query column found"),
+    ("search_term,hits\nvpn setup guide,many\n", "log.csv", "is not a whole number"),
+    ('[{"query": "x"}]', "log.json", "cannot be read in chunks"),
+])
+def test_bad_logs_are_one_line_naming_the_file(tmp_path: Path, content: str, name: str, says: str) -> None:
+    log = tmp_path / name
+    log.write_text(content)
+    r = CliRunner().invoke(app, ["questions", "sample", str(log), "-t", str(_task(tmp_path)), "--topics", "1"])
+    assert r.exit_code == 2, r.output
+    assert says in r.output and name in r.output and "Traceback" not in r.output
+
+
+def test_query_column_told_from_values_in_parquet_and_jsonl(tmp_path: Path) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"Frage": ["wie beantrage ich urlaub", "vpn zugang einrichten"] * 3,
+                          "sitzung": ["s1", "s2", "s3", "s4", "s5", "s6"]})
+    for path in (tmp_path / "log.parquet", tmp_path / "log.jsonl"):
+        frame.to_parquet(path) if path.suffix == ".parquet" else frame.to_json(path, orient="records", lines=True)
+        cols = detect_columns(path)
+        assert cols.query == "Frage" and "text" in cols.how["query"]
+        out = sample_log(path, cols, _cfg(_task(tmp_path, path.suffix[1:])), SampleParams(topics=1), Redactor(), None)
+        assert sorted(r["provenance"]["searches"] for r in out.rows) == [3, 3]
+
+
+@pytest.mark.slow  # the offline MiniLM encodes the topic vectors (~20 s on a shared CPU)
+def test_same_seed_gives_byte_identical_output(tmp_path: Path) -> None:
+    log = _log(tmp_path / "log.csv", _traffic() + [(f"my mail is {PERSONAL[0]} help", 2)])
+    outputs, files = [], []
+    for run in ("a", "b"):
+        cfg = _task(tmp_path, run)
+        bench = write_benchmark(cfg.parent, [str(cfg)], models=[{"name": "bm25"}])
+        r = CliRunner().invoke(app, ["questions", "sample", str(log), "-t", str(cfg), "-c", str(bench), "-n", "12",
+                                     "--topics", "3",
+                                     "--seed", "7", "--date", "2026-12-05"])
+        assert r.exit_code == 0, r.output
+        files.append((cfg.parent / _added(cfg)).read_bytes())
+        outputs.append(r.output.replace(str(cfg.parent), "TASK").split("vectors:")[0])
+    assert files[0] == files[1] and outputs[0] == outputs[1]
+    assert b"maria" not in files[0] and "k-means (k=3, seed 7)" in outputs[0]
