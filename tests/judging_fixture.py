@@ -86,3 +86,36 @@ class Server:
 
 def lines(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+#: generated questions of the tiny KB as `questions generate` stores them (issue 38's contract), with one log
+#: question and one already verified (neither is shown for verification)
+GENERATED = [
+    ("g1", "How do I install the NorthGate client on a Mac?", "vpn-mac"),
+    ("g2", "What is the daily limit for meals when travelling?", "expense"),
+    ("g3", "<img src=x onerror=\"window.__pwned='q'\"> how do I reset a forgotten password", "pwd"),
+    ("g4", "Which network should guests use?", "wifi"),
+    ("g5", "Who approves production deploys in Shipyard?", "deploy"),
+]
+
+
+def added_rows(generated: list[tuple[str, str, str]] = GENERATED) -> list[dict]:
+    rows = [{"query_id": q, "query": text, "relevant": {}, "provenance": {"source_doc": doc, "prompt": "default"},
+             "tags": {"source": "llm:fake/model-1", "stratum": "c0", "verified": False}}
+            for q, text, doc in generated]
+    rows.append({"query_id": "log1", "query": "vpn on mac", "relevant": {},
+                 "tags": {"source": "log", "stratum": "head"}, "provenance": {"log_sha256": "0" * 64}})
+    rows.append({"query_id": "g0", "query": "Which printers need the PaperCut driver?", "relevant": {"printer": 2},
+                 "provenance": {"source_doc": "printer"}, "tags": {"source": "llm:fake/model-1", "verified": True}})
+    return rows
+
+
+def write_added(yaml_path: Path, rows: list[dict] | None = None) -> Path:
+    """The task's added-questions file written by hand (`kb.added.jsonl`), named in the YAML's `source:`."""
+    added = yaml_path.parent / "kb.added.jsonl"
+    added.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in (rows or added_rows())),
+                     encoding="utf-8")
+    text = yaml_path.read_text()
+    if "added_questions:" not in text:
+        yaml_path.write_text(text.replace("  format: beir\n", "  format: beir\n  added_questions: kb.added.jsonl\n"))
+    return added

@@ -92,6 +92,39 @@ def _folder(cfg: Any, labels_dir: Optional[Path]) -> Path:
 LABELS_DIR = typer.Option(None, "--labels-dir", help="folder of the raters' files (default: labels/ of the project)")
 
 
+def _serve_questions(task: Optional[str], rater: str, seed: int, host: str, port: int,
+                     labels_dir: Optional[Path], announce: Any) -> None:
+    """`labels serve --questions`: verify the task's generated questions (runners/judging/question_session.py)."""
+    from custom_tasks.config import resolve_task_config
+    from custom_tasks.sources import load_collection
+
+    from ..judging.question_items import source_without_added
+    from ..judging.server import open_question_session
+    from ..judging.server import serve as run_server
+
+    if task is None:
+        raise typer.BadParameter("name the task whose generated questions to verify: -t NAME", param_hint="--task")
+    cfg = resolve_task_config(task)
+    collection = load_collection(source_without_added(cfg), cfg.base_dir, cfg.name)
+    s, token = open_question_session(cfg, collection, rater, _folder(cfg, labels_dir), seed)
+    for w in s.warnings:
+        err_console.print(Text.assemble(("warning:", "yellow"), f" {w}"))
+    p = s.progress()
+    console.print(Text(f"{cfg.name}: {p['total']} generated questions to verify, {p['done']} reviewed before; "
+                       f"reviews -> {display_path(s.path)}"), highlight=False)
+    run_server(s, host, port, announce, token)
+
+
+def _unverified_hint(cfg: Any) -> None:
+    """In the grades mode, one line when generated questions still wait for a person (the question mode's job)."""
+    from ..judging.server import unverified_left
+
+    n = unverified_left(cfg)
+    if n:
+        console.print(Text(f"{n} generated question(s) of {cfg.name} await verification: `private-mteb labels serve "
+                           f"--questions -t {cfg.name} --rater NAME`"), highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add the judging commands to the `labels` sub-app."""
 
@@ -110,30 +143,40 @@ def register(app: typer.Typer) -> None:
         adjudicate: bool = typer.Option(False, "--adjudicate", help="judge the raters' disagreements (merge: "
                                                                     "adjudicated)"),
         labels_dir: Optional[Path] = LABELS_DIR,
+        questions: bool = typer.Option(False, "--questions", help="verify the task's generated questions instead: "
+                                       "accept / edit / reject each and grade its source passage (needs -t)"),
     ) -> None:
-        """A local judging web app: one (question, document) pair at a time, keys 0/1/2, every grade fsynced."""
+        """A local judging web app: one (question, document) pair at a time, keys 0/1/2, every grade fsynced;
+        with --questions, one generated question and its source passage at a time, keys a/e/r."""
         offline_default()
         from ..judging.server import is_loopback, open_session
         from ..judging.server import serve as run_server
-
-        cfg, collection, items = _task_and_items(task, pool, config, depth, models, split, seed)
-        started = open_session(cfg, collection, items, rater, _folder(cfg, labels_dir), seed, adjudicate)
-        s = started.session
-        for w in s.warnings:
-            err_console.print(Text.assemble(("warning:", "yellow"), f" {w}"))
-        if not is_loopback(host):
-            err_console.print(Text.assemble(("warning:", "yellow"), f" listening on {host}: anyone who can reach "
-                                            "this machine and has the URL can read the documents and post grades"))
-        what = "disagreements to adjudicate" if adjudicate else ("items planned for you" if started.of_plan
-                                                                else "items")
-        console.print(Text(f"{cfg.name}: {len(s.items)} {what}, {started.resumed} judged before; grades -> "
-                           f"{display_path(s.path)}"), highlight=False)
 
         def announce(url: str) -> None:
             console.print(Text(f"judging app: {url}   (Ctrl-C to stop; every grade is saved as you go)"),
                           highlight=False)
             console.file.flush()
 
+        if not is_loopback(host):
+            err_console.print(Text.assemble(("warning:", "yellow"), f" listening on {host}: anyone who can reach "
+                                            "this machine and has the URL can read the documents and post grades"))
+        if questions:
+            if pool is not None or config is not None or adjudicate:
+                raise typer.BadParameter("--questions verifies the task's generated questions: give -t alone, "
+                                         "not --pool, --config or --adjudicate", param_hint="--questions")
+            _serve_questions(task, rater, seed, host, port, labels_dir, announce)
+            return
+        cfg, collection, items = _task_and_items(task, pool, config, depth, models, split, seed)
+        started = open_session(cfg, collection, items, rater, _folder(cfg, labels_dir), seed, adjudicate)
+        s = started.session
+        for w in s.warnings:
+            err_console.print(Text.assemble(("warning:", "yellow"), f" {w}"))
+        what = "disagreements to adjudicate" if adjudicate else ("items planned for you" if started.of_plan
+                                                                else "items")
+        console.print(Text(f"{cfg.name}: {len(s.items)} {what}, {started.resumed} judged before; grades -> "
+                           f"{display_path(s.path)}"), highlight=False)
+        if not adjudicate:
+            _unverified_hint(cfg)
         run_server(s, host, port, announce)
 
     @app.command("plan")

@@ -23,6 +23,8 @@ from starlette.routing import Route
 
 from ..analysis.errors import AnalysisError
 from .page import page_html
+from .question_page import question_page_html
+from .question_session import QuestionSession
 from .session import JudgingSession
 
 HEADER = "x-judging-token"
@@ -47,6 +49,12 @@ class TokenGate(BaseHTTPMiddleware):
         return response
 
 
+def content_policy(nonce: str) -> str:
+    """Only the page's own inline script and style (by nonce), requests to this server only, nothing else."""
+    return (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; connect-src 'self'; "
+            "img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+
 def make_app(session: JudgingSession, token: str | None = None, title: str = "") -> tuple[Starlette, str]:
     """The app and its token (a fresh random one unless given)."""
     token = token or secrets.token_urlsafe(24)
@@ -54,10 +62,8 @@ def make_app(session: JudgingSession, token: str | None = None, title: str = "")
 
     async def index(request: Request) -> Response:
         nonce = secrets.token_urlsafe(16)
-        csp = (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; connect-src 'self'; "
-               "img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
         body = page_html(nonce, title or session.cfg.name, session.rater, session.cfg.grades)
-        return HTMLResponse(body, headers={"Content-Security-Policy": csp})
+        return HTMLResponse(body, headers={"Content-Security-Policy": content_policy(nonce)})
 
     async def state(request: Request) -> Response:
         return JSONResponse({"task": session.cfg.name, "rater": session.rater, "start": session.first_open(),
@@ -88,4 +94,47 @@ def make_app(session: JudgingSession, token: str | None = None, title: str = "")
 
     routes = [Route("/", index), Route("/api/state", state), Route("/api/item/{i:int}", item),
               Route("/api/judge", judge, methods=["POST"])]
+    return Starlette(routes=routes, middleware=[Middleware(TokenGate, token=token)]), token
+
+
+def make_question_app(session: QuestionSession, token: str | None = None,
+                      title: str = "") -> tuple[Starlette, str]:
+    """The question mode's app (`labels serve --questions`): the same token gate and policy, a review endpoint."""
+    token = token or secrets.token_urlsafe(24)
+    lock = asyncio.Lock()
+
+    async def index(request: Request) -> Response:
+        nonce = secrets.token_urlsafe(16)
+        body = question_page_html(nonce, title or session.cfg.name, session.rater, session.cfg.grades)
+        return HTMLResponse(body, headers={"Content-Security-Policy": content_policy(nonce)})
+
+    async def state(request: Request) -> Response:
+        await asyncio.to_thread(session.refresh)
+        return JSONResponse({"task": session.cfg.name, "rater": session.rater, "mode": "questions",
+                             "start": session.first_open(), "progress": session.progress(),
+                             "grades": {str(k): v for k, v in session.cfg.grades.items()}})
+
+    async def item(request: Request) -> Response:
+        try:
+            await asyncio.to_thread(session.refresh)
+            return JSONResponse({**session.item(int(request.path_params["i"])), "progress": session.progress()})
+        except AnalysisError as e:
+            return JSONResponse({"error": str(e)}, status_code=404)
+
+    async def review(request: Request) -> Response:
+        try:
+            body = await request.json()
+            i, action, text, grade = int(body["index"]), body["action"], body.get("text"), body.get("grade")
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return JSONResponse({"error": "send {index, action, text, grade}"}, status_code=400)
+        try:
+            async with lock:  # the fsync happens before the answer: an acknowledged review is on disk
+                rec = await asyncio.to_thread(session.review, i, action, text, grade)
+        except AnalysisError as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+        return JSONResponse({"saved": rec["time"], "action": rec["action"], "next": session.first_open(i),
+                             "progress": session.progress()})
+
+    routes = [Route("/", index), Route("/api/state", state), Route("/api/item/{i:int}", item),
+              Route("/api/review", review, methods=["POST"])]
     return Starlette(routes=routes, middleware=[Middleware(TokenGate, token=token)]), token

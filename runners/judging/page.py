@@ -26,10 +26,10 @@ kbd{border:1px solid #bbb;border-bottom-width:2px;border-radius:3px;padding:0 .3
 #status.bad{color:#b00020;font-weight:600} #status.ok{color:#1b7a2e} #done{display:none}
 """
 
-SCRIPT = r"""
+#: what both modes' pages share: the API call with the token, and the marking of the question's words
+COMMON_SCRIPT = r"""
 const token = new URLSearchParams(location.search).get('token') || '';
 const $ = (id) => document.getElementById(id);
-let state = null, cur = 0, busy = false, saved = 0;
 async function api(path, body) {
   const r = await fetch(path, {method: body ? 'POST' : 'GET', cache: 'no-store',
     headers: Object.assign({'X-Judging-Token': token}, body ? {'Content-Type': 'application/json'} : {}),
@@ -55,6 +55,10 @@ function marked(el, text, terms) {
     else if (p) el.appendChild(document.createTextNode(p));
   });
 }
+"""
+
+SCRIPT = COMMON_SCRIPT + r"""
+let state = null, cur = 0, busy = false, saved = 0;
 function minutes(s) { return s >= 3600 ? (s / 3600).toFixed(1) + ' h' : Math.max(1, Math.round(s / 60)) + ' min'; }
 function showProgress(p) {
   $('bar').max = Math.max(1, p.total); $('bar').value = p.done;

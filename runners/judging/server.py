@@ -28,6 +28,9 @@ from ..analysis.rater_agreement import agreement
 from ..analysis.ratings import ADJUDICATION, check_rater_name, read_all
 from .items import Item, items_from_keys, rater_order
 from .plan import read_plan, rater_share
+from .question_items import added_path, is_unverified, question_order, read_added, unverified_questions
+from .question_session import QuestionSession
+from .review_store import read_reviews, reviews_path
 from .session import JudgingSession
 
 
@@ -80,6 +83,37 @@ def open_session(cfg: TaskConfig, collection: Collection, items: list[Item], rat
         ordered = sorted(items, key=lambda it: pos[it.key])
     session = JudgingSession.open(cfg, rater, ordered, path)
     return Started(session, session.progress()["done"], of_plan)
+
+
+def open_question_session(cfg: TaskConfig, collection: Collection, rater: str, folder: Path,
+                          seed: int = 0) -> tuple[QuestionSession, str]:
+    """The question mode (`labels serve --questions`): the task's unverified generated questions in this rater's
+    order, their reviews appended to `<added>.reviews.jsonl`; and the rater's token for this task (the one their
+    grades server uses, kept in the labels folder, not beside the shared reviews file)."""
+    check_rater_name(rater)
+    added = added_path(cfg)
+    items, warnings = unverified_questions(added, collection)
+    if not items:
+        raise AnalysisError(f"{display_path(added)}: no generated question awaits verification (none has "
+                            "tags.verified: false)")
+    session = QuestionSession.open(cfg, rater, question_order(items, rater, seed), reviews_path(added))
+    session.warnings[:0] = warnings
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return session, rater_token(rater_path(folder, rater))
+
+
+def unverified_left(cfg: TaskConfig) -> int:
+    """How many generated questions of the task wait for a review (0 when it has no added questions; a broken added
+    file is the loader's to report, not this hint's)."""
+    if not (isinstance(cfg.source, dict) and cfg.source.get("added_questions")):
+        return 0
+    try:
+        added = added_path(cfg)
+        rows = [r for r in read_added(added) if is_unverified(r)]
+    except AnalysisError:
+        return 0
+    reviewed = read_reviews(reviews_path(added), cfg.grades).latest
+    return len({str(r["query_id"]) for r in rows} - reviewed.keys())
 
 
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{32,128}")
@@ -141,15 +175,18 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(session: JudgingSession, host: str, port: int, announce: Callable[[str], None],
+def serve(session: JudgingSession | QuestionSession, host: str, port: int, announce: Callable[[str], None],
           token: str | None = None) -> None:
     """Serve until Ctrl-C; `announce` gets the URL (with the token) once the socket listens. The token is the
-    rater's for this task (rater_token) unless given."""
+    rater's for this task (rater_token) unless given; a question session is served by the question mode's app."""
     import uvicorn
 
-    from .app import make_app
+    from .app import make_app, make_question_app
 
-    app, token = make_app(session, token or rater_token(session.path))
+    if isinstance(session, QuestionSession):
+        app, token = make_question_app(session, token)
+    else:
+        app, token = make_app(session, token or rater_token(session.path))
     sock = bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     announce(f"http://{shown}:{sock.getsockname()[1]}/?token={token}")
