@@ -57,10 +57,16 @@ def test_cli_prints_the_bounds_and_a_verdict_that_follows_them(ran):
     _, path = ran
     r = CliRunner().invoke(app, ["labels", "status", "-c", str(path), "--format", "json"])
     assert r.exit_code == 0, r.output
-    (p,) = json.loads(r.output)["pairs"]
+    body = json.loads(r.output)
+    (p,) = body["pairs"]
     assert p["lowest"] <= p["difference"] <= p["highest"]
     settled = p["lowest"] > 0 or p["highest"] < 0
     assert p["verdict"] == ("settled" if settled else "open")
+    # the estimate of the judgments still needed: 0 when settled, else a count within the unjudged pairs
+    n = p["judgments_to_settle"]
+    assert (n == 0) if settled else (n is None or 0 < n <= body["unjudged_in_pool"]), p
+    if not settled and n is not None:
+        assert f"about {n:,} more judgment" in p["sentence"], p
     assert p["sentence"].startswith(p["verdict"] + ":")
     r = CliRunner().invoke(app, ["labels", "status", "-c", str(path)])
     assert r.exit_code == 0 and p["sentence"] in " ".join(r.output.split()), r.output

@@ -2,7 +2,8 @@
 pairs turn out to be, or could grading them reverse it (issue 39)?
 
 Reads stored rankings and the task's labels only (the scored ones: what `run` scored, LLM grades included where
-the config's `labels: {use_llm}` policy counts them); the bounds are runners/analysis/verdict_bounds.py's.
+the config's `labels: {use_llm}` policy counts them); the bounds are runners/analysis/verdict_bounds.py's, the
+estimate of the judgments still needed runners/analysis/settle_estimate.py's.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..config.task_lookup import pick_task, task_config_for
 from .errors import AnalysisError
 from .judged import ranked_ids, stored_rankings, task_collection
 from .per_query import label_of
+from .settle_estimate import judgments_to_settle
 from .verdict_bounds import PairBound, pair_bounds
 
 
@@ -29,6 +31,15 @@ class LabelStatus:
     labels: dict[str, str]  # results name -> label as every command prints it
     pairs: list[PairBound]
     pool: int  # unjudged (query, document) pairs in the union of every candidate's top-k
+    to_settle: dict[tuple[str, str], int | None]  # settle_estimate.judgments_to_settle
+
+    def estimate(self, pb: PairBound) -> str:
+        """How many more judgments would settle an open pair, as one clause (settle_estimate's method)."""
+        n = self.to_settle.get((pb.a, pb.b))
+        if n is None:
+            return "judging the whole pool would not settle it if the unjudged pairs are as today's scores count them"
+        return (f"about {n:,} more judgment{'s' * (n != 1)} in the decisive order would settle it, if they are "
+                "graded as today's scores count them (not relevant)")
 
     def sentence(self, pb: PairBound) -> str:
         """'settled: A beats B whatever the 1,240 unjudged pairs are' / 'open: ...'."""
@@ -42,7 +53,7 @@ class LabelStatus:
             return f"settled: {a} and {b} score the same whatever the {n} are"
         lead = a if pb.now > 0 else b if pb.now < 0 else None
         now = f"{lead} leads now; " if lead else "tied now; "
-        return f"open: {now}the {n} could reverse it"
+        return f"open: {now}the {n} could reverse it; {self.estimate(pb)}"
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form (`--format json`)."""
@@ -51,7 +62,8 @@ class LabelStatus:
                            "highest": p.high, "unjudged": p.unjudged, "queries": p.queries,
                            "verdict": {"A": "settled", "B": "settled", "tie": "settled"}.get(p.verdict, "open"),
                            "winner": self.labels[p.a] if p.verdict == "A" else self.labels[p.b]
-                           if p.verdict == "B" else None, "sentence": self.sentence(p)} for p in self.pairs]}
+                           if p.verdict == "B" else None, "judgments_to_settle": self.to_settle.get((p.a, p.b)),
+                           "sentence": self.sentence(p)} for p in self.pairs]}
 
 
 def label_status(bench: BenchmarkConfig, models: Sequence[str], task: str | None = None, split: str = "test",
@@ -76,4 +88,4 @@ def label_status(bench: BenchmarkConfig, models: Sequence[str], task: str | None
     pool = len({(q, d) for r in rankings.values() for q in qrels for d in ranked_ids(r.get(q, {}))[:k]
                 if d not in qrels[q]})
     return LabelStatus(collection.name, split, k, {m: label_of(bench.results_path, m) for m in models},
-                       pair_bounds(rankings, qrels, scale, k), pool)
+                       pair_bounds(rankings, qrels, scale, k), pool, judgments_to_settle(rankings, qrels, scale, k))

@@ -29,6 +29,7 @@ flipping their sign, but it could move the mean: the bound holds for the pool th
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -65,14 +66,18 @@ def ndcg(ranking: Sequence[str], labels: Mapping[str, int], k: int = 10) -> floa
     return dcg([labels.get(d, 0) for d in ranking], k) / ideal
 
 
+@functools.lru_cache(maxsize=256)
 def _count_vectors(n_unjudged: int, n_levels: int) -> np.ndarray:
-    """Every (n_1, ..., n_m) >= 0 with sum <= n_unjudged, as rows (m = positive grades of the scale)."""
+    """Every (n_1, ..., n_m) >= 0 with sum <= n_unjudged, as rows (m = positive grades of the scale); cached (the
+    settle estimate asks for the same sizes thousands of times), read-only."""
     total = math.comb(n_unjudged + n_levels, n_levels)
     if total > MAX_VECTORS:
         raise AnalysisError(f"{n_unjudged} unjudged documents in one question's pool on a {n_levels + 1}-level "
                             f"scale are {total:,} grade counts to check: pool a smaller depth (--k)")
     rows = [c for c in itertools.product(range(n_unjudged + 1), repeat=n_levels) if sum(c) <= n_unjudged]
-    return np.array(rows, dtype=np.int64).reshape(len(rows), n_levels)
+    out = np.array(rows, dtype=np.int64).reshape(len(rows), n_levels)
+    out.flags.writeable = False
+    return out
 
 
 @dataclass

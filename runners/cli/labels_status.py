@@ -45,16 +45,19 @@ def register(app: typer.Typer) -> None:
 
             print_json(st.as_dict())
             return
-        t = Table("A", "B", f"nDCG@{k} A−B now", "lowest", "highest", "unjudged",
+        t = Table("A", "B", f"nDCG@{k} A−B now", "lowest", "highest", "unjudged", "to settle",
                   title=f"{st.task} — could the unjudged pairs change the verdict? ({split} split, "
                         f"{st.pool:,} unjudged pairs in the candidates' top-{k})")
         for p in st.pairs:
+            n = st.to_settle.get((p.a, p.b))
             t.add_row(st.labels[p.a], st.labels[p.b], f"{p.now:+.4f}", f"{p.low:+.4f}", f"{p.high:+.4f}",
-                      f"{p.unjudged:,}")
+                      f"{p.unjudged:,}", "settled" if n == 0 else "never" if n is None else f"~{n:,}")
         console.print(t)
         for p in st.pairs:
             console.print(Text(st.sentence(p)), highlight=False)
         console.print(Text(f"lowest/highest: the mean difference if every unjudged pair in the candidates' top-{k} "
                            "were graded against A / for A (any grade of the task's scale; the ideal DCG moves with "
-                           "them). Settled is about the sign of the mean difference, not its significance."),
+                           "them). Settled is about the sign of the mean difference, not its significance. "
+                           "To settle: judgments in the decisive order (`labels plan --order decisive`) until the bounds exclude 0, if each is "
+                           "graded as today's scores count it (not relevant): a projection, redone as grades arrive."),
                       style="dim", highlight=False)
