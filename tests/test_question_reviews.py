@@ -160,7 +160,6 @@ def test_the_session_serves_the_unverified_questions_and_resumes(task) -> None:
         assert s.path == added.with_name("kb.added.reviews.jsonl")
         assert token == (yaml_path.parent / "labels" / "TinyKBRetrieval" / "ana.token").read_text().strip()
         first = s.item(0)
-        doc = {q: d for q, _, d in GENERATED}[s.items[0].query_id]
         assert first["has_source"] and first["text"] and first["review"] is None
         with pytest.raises(AnalysisError, match="grade the source passage first"):
             s.review(0, "accept", None, None)
@@ -169,18 +168,25 @@ def test_the_session_serves_the_unverified_questions_and_resumes(task) -> None:
         s.review(2, "reject", None, None)
         s.review(3, "edit", s.items[3].query, 2)  # nothing changed: an acceptance
         assert s.progress() == {"total": 5, "done": 4, "accept": 2, "edit": 1, "reject": 1}
+        bo, _ = _open(yaml_path, "bo")  # another rater at the same time (another order) sees what is done
+        try:
+            assert bo.progress()["done"] == 4 and bo.items[bo.first_open()].query_id == s.items[4].query_id
+            planted = "mail ana.pop@example.com or call +40 721 234 567 about it?"
+            rec = s.review(4, "edit", planted, 1)  # a rater's typing is redacted like a log query
+            bo.refresh()  # and reads ana's new line before its next answer
+            assert bo.progress()["done"] == 5 and bo.first_open() == 5
+        finally:
+            bo.close()
+        assert rec["text"] == "mail [EMAIL] or call [PHONE] about it?"
+        assert rec["redacted"] == {"email": 1, "phone": 1}
     finally:
         s.close()
     rows = lines(s.path)
-    assert [r["action"] for r in rows] == ["accept", "edit", "reject", "accept"]
-    assert rows[0]["query_id"] == s.items[0].query_id and rows[0]["grade"] == 2 and doc
+    assert [r["action"] for r in rows] == ["accept", "edit", "reject", "accept", "edit"]
+    assert "ana.pop" not in s.path.read_text() and "721" not in s.path.read_text()
+    assert set(rows[4]) == {"query_id", "action", "text", "grade", "rater", "time"}
+    assert rows[0]["query_id"] == s.items[0].query_id and rows[0]["grade"] == 2
     assert rows[1]["text"] == "a better question?" and "grade" not in rows[2]
-    again, _ = _open(yaml_path, "bo")  # another rater (another order) sees what is done
-    try:
-        assert again.progress()["done"] == 4
-        assert again.items[again.first_open()].query_id == s.items[4].query_id
-    finally:
-        again.close()
 
 
 def test_the_app_needs_the_token_and_refuses_bad_reviews(task) -> None:

@@ -112,6 +112,8 @@ def _serve_questions(task: Optional[str], rater: str, seed: int, host: str, port
     p = s.progress()
     console.print(Text(f"{cfg.name}: {p['total']} generated questions to verify, {p['done']} reviewed before; "
                        f"reviews -> {display_path(s.path)}"), highlight=False)
+    console.print(Text("edited questions are redacted before they are written, as `questions sample` redacts a log "
+                       f"(phone numbers in national form: {', '.join(s.redactor.phone_regions)})"), highlight=False)
     run_server(s, host, port, announce, token)
 
 

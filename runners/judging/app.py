@@ -132,7 +132,8 @@ def make_question_app(session: QuestionSession, token: str | None = None,
                 rec = await asyncio.to_thread(session.review, i, action, text, grade)
         except AnalysisError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
-        return JSONResponse({"saved": rec["time"], "action": rec["action"], "next": session.first_open(i),
+        return JSONResponse({"saved": rec["time"], "action": rec["action"], "redacted": rec.get("redacted", {}),
+                             "next": session.first_open(i),
                              "progress": session.progress()})
 
     routes = [Route("/", index), Route("/api/state", state), Route("/api/item/{i:int}", item),

@@ -77,7 +77,8 @@ async function review(action) {
     ok = true; saved += 1;
     state.progress = r.progress; showProgress(r.progress);
     await show(r.next);
-    say('saved ✓ ' + WORD[r.action], 'ok');
+    const kinds = Object.keys(r.redacted || {});
+    say('saved ✓ ' + WORD[r.action] + (kinds.length ? ' · personal data replaced: ' + kinds.join(', ') : ''), 'ok');
   } catch (e) {
     say((ok ? 'saved, but ' : 'NOT saved (') + e.message + (ok ? '' : ')'), 'bad');
   } finally {

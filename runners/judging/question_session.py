@@ -15,6 +15,8 @@ from typing import Any
 
 from custom_tasks.config import TaskConfig
 
+from ..questions.redact import Redactor
+
 from ..analysis.errors import AnalysisError
 from .items import question_terms
 from .question_items import QuestionItem
@@ -31,6 +33,8 @@ class QuestionSession:
     seen: ReadBack = field(default_factory=ReadBack)
     warnings: list[str] = field(default_factory=list)
     log: ReviewLog | None = None
+    #: an edited question is redacted before it is written, as a sampled log query is (runners/questions/redact.py)
+    redactor: Redactor = field(default_factory=Redactor)
     _reading: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -70,15 +74,18 @@ class QuestionSession:
                 "review": review}
 
     def review(self, i: int, action: str, text: str | None, grade: int | None) -> dict[str, Any]:
-        """Append the review durably; only then is it counted (and acknowledged to the screen). Accepting or editing
+        """Append the review durably; only then is it counted (and acknowledged to the screen); an edit's personal
+        data is replaced first (the kinds replaced come back as `redacted`). Accepting or editing
         a question that has a source passage needs the passage's grade: a verified question with no graded document
         would not be scored."""
         if not 0 <= i < len(self.items):
             raise AnalysisError(f"no question {i} (0..{len(self.items) - 1})")
         it = self.items[i]
+        check_review(action, text.strip() if isinstance(text, str) else text, grade, self.cfg.grades)
+        redacted: dict[str, int] = {}
         if action == "edit" and isinstance(text, str):
-            text = text.strip()
-        check_review(action, text, grade, self.cfg.grades)
+            result = self.redactor.redact(text.strip())  # kinds are counted, values never kept
+            text, redacted = result.text, dict(result.counts)
         if it.doc_id is None and grade is not None:
             raise AnalysisError("this question names no source passage: there is nothing to grade")
         if action != "reject" and it.doc_id is not None and grade is None:
@@ -94,7 +101,7 @@ class QuestionSession:
         assert self.log is not None
         written = self.log.append(rec)
         self.refresh()
-        return written
+        return {**written, "redacted": redacted} if redacted else written
 
     def close(self) -> None:
         if self.log is not None:
