@@ -12,7 +12,8 @@ their text. One rule still applies to them, stated here and in `RULES`: a standa
 an account, an order or customer number) is personal far more often than it is a search term. Grouped numbers
 ("4111 1111 1111 1112") and digits glued to letters or to a code's hyphen ("NW-204512883") are not a run.
 
-The rules run in a fixed order, each on the text the previous ones left: custom (a team's own pattern wins), then
+A look-alike that fails its check whole (an IBAN with wrong check digits, a grouped card number failing Luhn) is set
+aside while the later rules run, so a phone number is not read inside it. The rules run in a fixed order, each on the text the previous ones left: custom (a team's own pattern wins), then
 url_token, email, iban, national_id, card, ip, phone, digits. Phone numbers in national form depend on the country:
 `phone_regions` is declared (default `DEFAULT_PHONE_REGIONS`) and `describe()` shows it with every other rule.
 """
@@ -52,9 +53,11 @@ RULES = {
     "url_token": "a URL whose query names a token/key/session/signature/password/code parameter, that carries "
                  "user:password@, or a path segment of 24+ random-looking characters (the whole URL goes)",
     "email": "name@domain.tld",
-    "iban": "an IBAN (grouped or not) whose mod-97 check and country format hold",
+    "iban": "an IBAN (grouped or not) whose mod-97 check and country format hold (one whose check digits alone are "
+            "wrong is kept whole)",
     "national_id": "a national id number whose checksum holds: RO CNP, PL PESEL, ES DNI/NIE, IT codice fiscale",
-    "card": "13-19 digits (spaces or hyphens between) that pass the Luhn check",
+    "card": "a card network's length and first digit, unbroken or grouped as cards print, passing Luhn (grouped and "
+            "failing: kept whole)",
     "ip": "an IPv4 or IPv6 host address (a network such as 10.40.0.0/16 is kept)",
     "phone": "a valid number in international form, or in the national form of {regions}",
     "digits": "a standalone unbroken run of {min_digits}+ digits, whatever its checksum (not a code such as "
@@ -65,7 +68,7 @@ _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"']+", re.IGNORECASE)
 _SECRET_PARAM = re.compile(
     r"token|key|secret|sess|sid|sig|auth|pass|pwd|code|jwt|credential|otp|nonce|ticket|user|uid|email", re.IGNORECASE)
-_RANDOM_SEGMENT = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_\-.~]{24,}$")
+_RANDOM_SEGMENT = re.compile(r"^[A-Za-z0-9_\-~]{24,}$")
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]{4}){2,7}(?:[ -]?[A-Za-z0-9]{1,4})?"
                    r"(?![A-Za-z0-9])")
 _CARD = re.compile(r"(?<![\w+-])\d(?:[ -]?\d){12,18}(?![\w-])")
@@ -83,6 +86,10 @@ _NATIONAL_IDS: tuple[tuple[re.Pattern[str], Callable[[str], bool]], ...] = (
 _HAS_DIGIT = re.compile(r"\d")
 _SEVEN_DIGITS = re.compile(r"(?:\d\D{0,3}){7}")
 _DECIMAL_BEFORE = re.compile(r"\d[.,]$")
+_GROUP_BEFORE = re.compile(r"\d{3}[ -]?$")
+_GROUP_AFTER = re.compile(r"[ -]?\d{3}")
+_KEPT_BASE = 0xE000  # Unicode private use: a placeholder no rule's pattern reads as a word or a digit
+_KEPT = re.compile("[\uE000-\uF8FF]")
 
 
 @dataclass(frozen=True)
@@ -131,6 +138,9 @@ class Redactor:
 
     def redact(self, text: str) -> RedactionResult:
         counts: Counter[str] = Counter()
+        # look-alikes set aside so later rules do not read inside them (restored at the end); a text that holds
+        # private-use characters itself gets no placeholders (the look-alike is then read by the later rules)
+        kept: list[str] | None = None if _KEPT.search(text) else []
         for pattern in self.custom:
             text = _sub(pattern, text, "custom", counts)
         if "://" in text or "www." in text.lower():
@@ -139,16 +149,18 @@ class Redactor:
             text = _sub(_EMAIL, text, "email", counts)
         if not _HAS_DIGIT.search(text):
             return RedactionResult(text, counts)
-        text = _sub(_IBAN, text, "iban", counts, finder=_valid_iban_span)
+        text = _sub(_IBAN, text, "iban", counts, finder=_iban_span, kept=kept)
         for pattern, valid in _NATIONAL_IDS:
             text = _sub(pattern, text, "national_id", counts, valid)
-        text = _sub(_CARD, text, "card", counts, lambda v: luhn.is_valid(re.sub(r"[ -]", "", v)))
+        text = _sub(_CARD, text, "card", counts, finder=_card_span, kept=kept)
         text = _sub(_IPV4, text, "ip", counts, _is_host_address)
         if ":" in text:
             text = _sub(_IPV6, text, "ip", counts, _is_host_address)
         if _SEVEN_DIGITS.search(text):
             text = self._phones(text, counts)
         text = _sub(self._digits, text, "digits", counts)
+        if kept:
+            text = _KEPT.sub(lambda m: kept[ord(m.group()) - _KEPT_BASE], text)
         return RedactionResult(text, counts)
 
     def redact_all(self, texts: Iterable[str]) -> tuple[list[str], Counter[str]]:
@@ -165,9 +177,15 @@ class Redactor:
         spans: list[tuple[int, int]] = []
         for region in self.phone_regions:
             for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
-                if _DECIMAL_BEFORE.search(text, 0, match.start) or any(
-                        match.start < e and s < match.end for s, e in spans):
-                    continue  # the tail of a decimal (3.14159265358), or found already under another region
+                if (_DECIMAL_BEFORE.search(text, 0, match.start) or _GROUP_BEFORE.search(text, 0, match.start)
+                        or _GROUP_AFTER.match(text, match.end) or any(
+                        match.start < e and s < match.end for s, e in spans)):
+                    # the tail of a decimal (3.14159265358), a piece of a longer grouped number (4111 1111 ...),
+                    # or found already under another region
+                    continue
+                digits = sum(c.isdigit() for c in match.raw_string)
+                if digits > 15 or (digits > 12 and match.raw_string.isdigit()):
+                    continue  # longer than any numbering plan writes: an id, left to the digit-run rule
                 spans.append((match.start, match.end))
         for start, end in sorted(spans, reverse=True):
             text = text[:start] + TOKENS["phone"] + text[end:]
@@ -178,35 +196,70 @@ class Redactor:
 
 def _sub(pattern: re.Pattern[str], text: str, kind: str, counts: Counter[str],
          valid: Callable[[str], bool] | None = None,
-         finder: Callable[[re.Match[str]], tuple[int, int] | None] | None = None) -> str:
-    """Replace the matches of `pattern` that `valid` accepts (or the span `finder` picks inside a match)."""
+         finder: Callable[[re.Match[str]], tuple[int, int, bool] | None] | None = None,
+         kept: list[str] | None = None) -> str:
+    """Replace the matches of `pattern` that `valid` accepts, or the span `finder` picks inside a match: redacted
+    when its flag is true, else set aside in `kept` (a look-alike: a placeholder no later rule reads)."""
     pieces: list[str] = []
     last = 0
     for m in pattern.finditer(text):
         if finder is not None:
             span = finder(m)
         else:
-            span = (m.start(), m.end()) if valid is None or valid(m.group()) else None
+            span = (m.start(), m.end(), True) if valid is None or valid(m.group()) else None
         if span is None:
             continue
-        pieces += [text[last:span[0]], TOKENS[kind]]
-        last = span[1]
-        counts[kind] += 1
+        start, end, redact = span
+        if redact:
+            pieces += [text[last:start], TOKENS[kind]]
+            counts[kind] += 1
+        elif kept is None:
+            continue
+        else:
+            pieces += [text[last:start], chr(_KEPT_BASE + len(kept))]
+            kept.append(text[start:end])
+        last = end
     if not pieces:
         return text
     return "".join(pieces) + text[last:]
 
 
-def _valid_iban_span(m: re.Match[str]) -> tuple[int, int] | None:
-    """The longest valid IBAN starting at the match: the pattern may have run on into the next word's letters."""
+def _iban_span(m: re.Match[str]) -> tuple[int, int, bool] | None:
+    """The longest IBAN starting at the match (the pattern may run on into the next word's letters): redacted when
+    its mod-97 check holds, kept whole when only the check digits are wrong (so no phone is read inside it)."""
     value = m.group()
     for end in range(len(value), 13, -1):
         head = value[:end]
         if head[-1] in " -":
             continue
-        if std_iban.is_valid(head.upper()):
-            return m.start(), m.start() + end
+        compact = re.sub(r"[ -]", "", head).upper()
+        if std_iban.is_valid(compact):
+            return m.start(), m.start() + end, True
+        fixed = compact[:2] + std_iban.calc_check_digits(compact) + compact[4:]
+        if std_iban.is_valid(fixed):
+            return m.start(), m.start() + end, False
     return None
+
+
+#: first digit of a card number -> its lengths (Mastercard/Mir 2, Amex/Diners/JCB 3, Visa 4, Mastercard 5,
+#: Discover/UnionPay 6): a 13-19 digit number outside these is no card, whatever Luhn says
+_CARD_LENGTHS = {"2": {16}, "3": {14, 15, 16}, "4": {13, 16, 19}, "5": {16}, "6": {16, 17, 18, 19}}
+_CARD_GROUPS = re.compile(r"\d{4}(?:[ -]\d{4})*(?:[ -]\d{1,4})?|\d{4}[ -]\d{6}[ -]\d{4,5}")
+
+
+def _card_span(m: re.Match[str]) -> tuple[int, int, bool] | None:
+    """A card-shaped number (its network's first digit and length, unbroken or grouped as cards print): redacted
+    when Luhn holds; when it fails, a grouped one is kept and an unbroken one is left to the digit-run rule."""
+    value = m.group()
+    digits = re.sub(r"[ -]", "", value)
+    if len(digits) not in _CARD_LENGTHS.get(digits[0], ()):
+        return None
+    grouped = digits != value
+    if grouped and not _CARD_GROUPS.fullmatch(value):
+        return None
+    if luhn.is_valid(digits):
+        return m.start(), m.end(), True
+    return (m.start(), m.end(), False) if grouped else None
 
 
 def _url_has_token(url: str) -> bool:
@@ -219,7 +272,14 @@ def _url_has_token(url: str) -> bool:
         for name, value in parse_qsl(query, keep_blank_values=True):
             if value and _SECRET_PARAM.search(name):
                 return True
-    return any(_RANDOM_SEGMENT.match(seg) for seg in parts.path.split("/"))
+    return any(_random_looking(seg) for seg in re.split(r"[/;]", parts.path))
+
+
+def _random_looking(segment: str) -> bool:
+    """24+ URL-safe characters mixing letters and digits (a slug or a CamelCase page name has no digits, or words)."""
+    if not _RANDOM_SEGMENT.match(segment) or not any(c.isdigit() for c in segment):
+        return False
+    return sum(c.isalpha() for c in segment) >= 4 and not re.fullmatch(r"[a-z]+(?:[-_][a-z0-9]+)+", segment)
 
 
 def _is_host_address(value: str) -> bool:
