@@ -78,6 +78,10 @@ def merge_added(collection: Collection, added: str, base_dir: Path, use_unverifi
                     raise t.error(loc, f"duplicate query id {qid!r} (first at line {rows[qid][0]})")
                 rows[qid] = (loc, row)
     log.check()
+    for qid in collection.queries:  # the task's own questions, untagged, were written by people: a subset too
+        tags = collection.query_tags.setdefault(qid, {})
+        if not tags.get("source"):
+            tags["source"] = "human"
     reviews = read_reviews(review_file, set(rows))
     note = AddedQuestions(path=str(path), rows=len(rows), fingerprint=file_fingerprint(path, review_file))
     with log.reading():

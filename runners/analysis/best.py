@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.benchmark import BenchmarkConfig
+from ..config.task_lookup import task_name_for
 from ..results.variants import shown_label
 from .candidate_set import candidate_set, config_names
 from .errors import AnalysisError
@@ -33,6 +34,44 @@ def config_best(cfg: BenchmarkConfig, task_name: str, metric: str, results_dir: 
     except AnalysisError:
         return ""
     return best_sentence(rep, chosen.among)
+
+
+def config_source_lines(cfg: BenchmarkConfig, task_name: str, metric: str, results_dir: Path) -> list[str]:
+    """`stats`' verdict on each source of the task's questions (log / human / generated) and the warning when the
+    generated ones crown another candidate; [] with one source, for a public task or without results."""
+    from .generator_guard import source_verdict_lines
+    from .label_notes import stats_tags
+
+    entry = next((e for e in cfg.tasks if task_name_for(e, cfg) == task_name), task_name)
+    tags = stats_tags(entry, [], cfg)
+    if not tags:
+        return []
+    chosen = candidate_set(cfg)
+    opts = cfg.stats
+    try:
+        rep = stats_report(results_dir, task_name, metric, n_resamples=opts.resamples, seed=opts.seed,
+                           confidence=opts.confidence, method=opts.method, models=list(chosen.names), tags=tags,
+                           strict_tags=False, task_source=entry)
+    except AnalysisError:
+        return []
+    return source_verdict_lines(rep, chosen.among)
+
+
+def check_best(config: Path | None, results: Path, candidate: str | None, tasks: list[str],
+               metric: str) -> tuple[dict[str, str], list[str]]:
+    """(task -> `stats`' best sentence of the config's candidates on the candidate's results (the new run), the
+    verdict lines per source of questions), so the gate names the same best candidate as stats, history and the
+    report; ({}, []) without a project config."""
+    from ..config.discovery import optional_config
+
+    found = optional_config(config)
+    if found is None:
+        return {}, []
+    cfg = BenchmarkConfig.from_file(found)
+    folder = Path(candidate) if candidate is not None and Path(candidate).is_dir() else results
+    said = {t: config_best(cfg, t, metric, folder) for t in dict.fromkeys(tasks)}
+    by_source = [line for t, s in said.items() if s for line in config_source_lines(cfg, t, metric, folder)]
+    return {t: s for t, s in said.items() if s}, by_source
 
 
 def _latest(records: Iterable[Mapping[str, Any]], name: str, task: str) -> Mapping[str, Any] | None:

@@ -1,7 +1,9 @@
 """Generator guard: questions written by an LLM flatter models of that LLM's family.
 
 A task YAML may name `generated_by:` (the model that wrote its LLM questions). `stats` then breaks
-scores down by `source` (human vs llm) by default when both kinds of questions exist (also for `labels: llm`), and warns for every
+scores down by `source` by default when questions of more than one kind exist (human, log, generated: `llm` or
+`llm:<model>`; also for `labels: llm` and for tasks with added questions), says the verdict on each source, warns
+when the generated questions crown another candidate than the real ones, and warns for every
 candidate of the generator's family (same organisation prefix `org/`, or same first name token).
 """
 
@@ -11,8 +13,12 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from custom_tasks.readers.added_questions import source_kind
+
 if TYPE_CHECKING:
     import pandas as pd
+
+    from .stats_report import StatsReport
 
 SOURCE_TAG = "source"
 
@@ -62,5 +68,30 @@ def default_tags(tags: list[str], query_tags: pd.DataFrame | Mapping[str, Mappin
         found = query_tags[SOURCE_TAG].dropna() if SOURCE_TAG in query_tags.columns else []
     else:
         found = [t[SOURCE_TAG] for t in query_tags.values() if t.get(SOURCE_TAG) is not None]
-    values = {str(v).lower() for v in found}
-    return [*tags, SOURCE_TAG] if {"human", "llm"} <= values else list(tags)
+    kinds = {source_kind(str(v)) for v in found}
+    return [*tags, SOURCE_TAG] if len(kinds) > 1 else list(tags)
+
+
+def source_verdict_lines(rep: StatsReport, among: str) -> list[str]:
+    """The best sentence on each `source=` subset of a report broken down by source (two or more), and a plain
+    warning when the best candidate on the generated questions is not the best on the real ones (log, human)."""
+    from .stats_report import best_sentence
+
+    subsets = list(dict.fromkeys(r["subset"] for r in rep.interval_rows
+                                 if str(r.get("subset", "")).startswith(f"{SOURCE_TAG}=")))
+    if len(subsets) < 2:
+        return []
+    lines, best = [], {}
+    for sub in subsets:
+        sentence = best_sentence(rep, among, sub)
+        if sentence:
+            lines.append(f"{rep.task}: on {sub}: {sentence}")
+            rows = [r for r in rep.interval_rows if r.get("subset") == sub and r.get("mean") == r.get("mean")]
+            best[sub] = max(rows, key=lambda r: r["mean"])["candidate"]
+    generated = {b for s, b in best.items() if source_kind(s.split("=", 1)[1]) == "generated"}
+    real = {b for s, b in best.items() if source_kind(s.split("=", 1)[1]) != "generated"}
+    if generated and real and generated != real:
+        lines.append(f"warning: {rep.task}: the generated questions make {', '.join(sorted(generated))} the best, "
+                     f"the real ones {', '.join(sorted(real))}: the verdict differs by source; trust the real "
+                     "questions (generated ones copy the documents' wording and flatter some models)")
+    return lines

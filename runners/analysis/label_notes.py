@@ -1,7 +1,8 @@
 """What `stats` (and check/report/inspect) say about the labels behind the scores, in a few lines.
 
 judged@10 of every candidate with the below-the-baseline warning (judged.py), and the generator guard
-(generator_guard.py): the default `source` breakdown and the same-family warning; when LLM grades count
+(generator_guard.py): the default `source` breakdown and the same-family warning; the questions by source, those
+left out or awaiting judgment and the traffic-weighted mean (question_notes.py); when LLM grades count
 (`labels: {use_llm: fill_unjudged}`), which judge's, and the warning for candidates of the judge's family.
 """
 
@@ -15,14 +16,15 @@ from .errors import AnalysisError
 from .generator_guard import default_tags, generator_warnings, judge_warnings
 from .judged import judged_for_config, judged_line
 from .per_query import label_of, query_tags
+from .question_notes import question_lines
 
 
 def stats_tags(entry: str, tags: list[str], bench: BenchmarkConfig | None = None) -> list[str]:
     """A config's default tags, plus `source` when the task says LLMs wrote questions (`generated_by:` or
-    `labels: llm...`) and it has both human and LLM questions."""
+    `labels: llm...`) or has added questions, and its questions are of more than one source kind."""
     try:
         cfg = task_config_for(entry, bench)
-        if not cfg.generated_by and not cfg.labels.startswith("llm"):
+        if not cfg.generated_by and not cfg.labels.startswith("llm") and not cfg.source.get("added_questions"):
             return list(tags)
         found = query_tags(entry)
     except Exception:  # a public task, or one whose files the stats report itself will complain about
@@ -44,6 +46,7 @@ def label_notes(bench: BenchmarkConfig, entry: str, models: Sequence[str], k: in
     if rep is not None:
         lines.append(judged_line(rep, k))
         lines += [f"warning: {w}" for w in rep.warnings]
+    lines += question_lines(bench, entry, cfg.name, models, cfg.main_score)  # by source, awaiting, weighted
     cands = [(m, label_of(bench.results_path, m)) for m in models]
     lines += [f"warning: {w}" for w in generator_warnings(cfg.name, cfg.generated_by, cands)]
     if bench.labels.use_llm and bench.judge is not None:

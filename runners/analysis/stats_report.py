@@ -117,12 +117,13 @@ def report_from_scores(task_name: str, metric: str, per_query: dict[str, dict[st
     return StatsReport(task_name, metric, intervals, pairs, power, len(aligned.ids), data_note)
 
 
-def best_sentence(rep: StatsReport, among: str) -> str:
-    """The best candidate of `rep` on all queries, and whether it is detectably better than the runner-up by
-    the same Holm-corrected paired test the table prints; `among` names the set compared (CandidateSet.among),
-    so a reader knows which candidates the verdict covers. '' when nothing has a mean."""
+def best_sentence(rep: StatsReport, among: str, subset: str = "all") -> str:
+    """The best candidate of `rep` on all queries (or on one `subset`, e.g. 'source=log'), and whether it is
+    detectably better than the runner-up by the same Holm-corrected paired test the table prints; `among` names
+    the set compared (CandidateSet.among), so a reader knows which candidates the verdict covers. '' when nothing
+    has a mean."""
     label = stats.metric_label(rep.metric)
-    rows = sorted((r for r in rep.interval_rows if r.get("subset", "all") == "all"
+    rows = sorted((r for r in rep.interval_rows if r.get("subset", "all") == subset
                    and isinstance(r.get("mean"), float) and math.isfinite(r["mean"])),
                   key=lambda r: -r["mean"])
     if not rows:
@@ -133,7 +134,7 @@ def best_sentence(rep: StatsReport, among: str) -> str:
     if len(rows) < 2:
         return head
     second = rows[1]["candidate"]
-    pair = next((p for p in rep.pair_rows if p.get("subset", "all") == "all"
+    pair = next((p for p in rep.pair_rows if p.get("subset", "all") == subset
                  and {p["candidate_a"], p["candidate_b"]} == {best["candidate"], second}), None)
     if pair is None:
         return head

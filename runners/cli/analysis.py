@@ -149,6 +149,7 @@ def stats_cmd(
     if fmt not in FORMATS:
         raise typer.BadParameter(f"unknown format '{fmt}' ({'|'.join(FORMATS)})", param_hint="--format")
     from ..analysis.analyzer_notes import analyzer_lines, stored_analyzers
+    from ..analysis.generator_guard import source_verdict_lines
     from ..analysis.label_notes import label_notes, stats_tags
     from ..analysis.per_query import read_once
     from ..analysis.stats_report import best_sentence, stats_report
@@ -176,9 +177,12 @@ def stats_cmd(
                 decisions += [decision] if decision else []
                 best = best_sentence(rep, chosen.among)
                 bests.append({"task": task_name, "metric": m, "sentence": best})
+                by_source = source_verdict_lines(rep, chosen.among) if fmt in ("table", "markdown") else []
                 if fmt == "table":
                     _stats_table(rep, opts.confidence, n_resamples)
                     console.print(Text.assemble(("best:", "bold"), f" {best}"), highlight=False)
+                    for line in by_source:  # the verdict per source (log / human / generated), generator_guard.py
+                        console.print(line, highlight=False, markup=False, soft_wrap=True)
                     if decision:
                         _print_decision(decision)
                 elif fmt == "markdown":
@@ -189,6 +193,8 @@ def stats_cmd(
 
                     console.print(f"power: {md_text(rep.power)}", highlight=False, markup=False, soft_wrap=True)
                     console.print(f"best: {md_text(best)}", highlight=False, markup=False, soft_wrap=True)
+                    for line in by_source:
+                        console.print(md_text(line), highlight=False, markup=False, soft_wrap=True)
                     if decision and decision.get("sentence"):
                         console.print(f"cost: {md_text(decision['sentence'])}", highlight=False, markup=False,
                                       soft_wrap=True)
@@ -300,7 +306,9 @@ def check_cmd(
                               tasks=task, metric=metric, max_drop=max_drop, alpha=alpha, n_resamples=resamples,
                               seed=seed, allow_missing=allow_missing, allow_changed_data=allow_changed_data,
                               only=only, mode=mode, looks=looks)
-    best = _check_best(config, results, candidate, [t for t, *_ in run], metric)
+    from ..analysis.best import check_best
+
+    best, by_source = check_best(config, results, candidate, [t for t, *_ in run], metric)
     if fmt == "json":
         from dataclasses import asdict
 
@@ -327,6 +335,8 @@ def check_cmd(
         console.print(f"{task_name}: {base} -> {cand}: {res.reason}", style=colour)
     for task_name, sentence in best.items():  # the verdict `stats` prints, on the candidate side
         console.print(f"{task_name}: {sentence}", highlight=False, markup=False, soft_wrap=True)
+    for line in by_source:  # the verdict on each source of questions (generator_guard.source_verdict_lines)
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     if not run.passed:
         raise typer.Exit(EXIT_REGRESSION)
 
@@ -350,23 +360,6 @@ def _stale_candidate(config: Optional[Path], results: Path, candidate: Optional[
     names = config_names(bench)
     return [line for entry in bench.tasks if task_name_for(entry, bench) in tasks
             for line in stale_lines(bench, entry, task_name_for(entry, bench), names)]
-
-
-def _check_best(config: Optional[Path], results: Path, candidate: Optional[str], tasks: list[str],
-                metric: str) -> dict[str, str]:
-    """task -> `stats`' best sentence of the config's candidates on the candidate's results (the new run), so
-    the gate names the same best candidate as stats, history and the report; {} without a project config."""
-    from ..analysis.best import config_best
-    from ..config.benchmark import BenchmarkConfig
-    from ..config.discovery import optional_config
-
-    found = optional_config(config)
-    if found is None:
-        return {}
-    cfg = BenchmarkConfig.from_file(found)
-    folder = Path(candidate) if candidate is not None and Path(candidate).is_dir() else results
-    said = {t: config_best(cfg, t, metric, folder) for t in dict.fromkeys(tasks)}
-    return {t: s for t, s in said.items() if s}
 
 
 @friendly_errors

@@ -83,6 +83,19 @@ def _lint_lines(tasks: list) -> None:
         console.print(Text(line, style="yellow" if "no findings" not in line else ""), soft_wrap=True)
 
 
+def _question_lines(tasks: list) -> None:
+    """Per private task: its scored questions by source, the added ones left out, the ones awaiting judgment
+    (runners/analysis/question_notes.py): what the figures below rest on, before anything is scored."""
+    from ..analysis.question_notes import count_lines
+
+    for task in tasks:
+        collection = getattr(task, "collection", None)
+        if collection is not None:
+            splits = list(getattr(task.metadata, "eval_splits", []) or []) or None
+            for line in count_lines(collection, splits):
+                console.print(Text(line, style="yellow" if "await" in line else ""), soft_wrap=True)
+
+
 def _bm25_lines(tasks: list, cands: list) -> None:
     """One line per task naming the analyzer BM25 uses on it (custom_tasks/bm25_analyzer.py), when a candidate
     has BM25 in it: the stemmer and stop words come from the task's languages unless its `bm25:` block says."""
@@ -143,6 +156,7 @@ def run(
                                     f"{cfg.results_path}"))
     if not as_json:
         _lint_lines(tasks)
+        _question_lines(tasks)
         _bm25_lines(tasks, cands)
     live = out.is_terminal and not as_json  # a bar redrawn in place; else plain lines only
     loaded: dict = {}  # --latency: the models the run loads, served by the pass after it

@@ -30,6 +30,7 @@ from .markdown import render_markdown
 from .over_time import over_time_section
 from .provenance import provenance
 from .public import public_section
+from .questions import questions_section
 from .tasks import tasks_section
 
 __all__ = ["build_report", "render", "write_report", "Report"]
@@ -52,6 +53,7 @@ def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text
     parts: list[Section | None] = [sections.summary(nums, config), sections.results_table(nums, ctx),
                                    tasks_section(tasks, results_dir, split),
                                    sections.forest(nums, ctx), sections.per_query(nums, ctx), labels_section(nums, bench=cfg),
+                                   questions_section(tasks, cfg.stats, config, split),
                                    experiments(cfg, tasks, stored), cost_section(cfg, tasks, nums, margin),
                                    over_time_section(cfg, [(td.name, td.main_metric) for td in tasks])]
     if with_public:
