@@ -229,3 +229,20 @@ def test_serve_questions_needs_a_task_with_unverified_questions(tmp_path) -> Non
     write_added(yaml_path, [{"query_id": "log1", "query": "vpn", "relevant": {}, "tags": {"source": "log"}}])
     out = CliRunner().invoke(app, ["labels", "serve", "--questions", "-t", str(yaml_path), "--rater", "ana"])
     assert out.exit_code == 2 and "no generated question awaits verification" in out.output
+
+
+def test_the_grades_mode_says_how_many_questions_await_verification(tmp_path) -> None:
+    from custom_tasks.config import TaskConfig
+    from judging_fixture import Server
+    from runners.judging.server import unverified_left
+
+    yaml_path, pool = write_task(tmp_path)
+    assert unverified_left(TaskConfig.from_file(yaml_path)) == 0
+    added = write_added(yaml_path)
+    log = ReviewLog(added.with_name("kb.added.reviews.jsonl"))
+    log.append({"query_id": "g2", "action": "reject", "rater": "bo"})
+    log.close()
+    assert unverified_left(TaskConfig.from_file(yaml_path)) == 4
+    with Server("-t", str(yaml_path), "--pool", str(pool), "--rater", "ana") as srv:
+        assert ("4 generated question(s) of TinyKBRetrieval await verification: `private-mteb labels serve "
+                "--questions -t TinyKBRetrieval --rater NAME`") in " ".join(srv.output.split())
