@@ -152,6 +152,17 @@ def twin_conflicts(collection: Collection, clusters: list[list[str]]) -> Finding
                      "grades": {d: g for d, g in r["grades"].items()}} for r in rows])
 
 
+def copied_run(question: list[str], document: list[str], settings: LintSettings) -> int:
+    """How many normalised words of ``question`` are copied verbatim from ``document`` when that is leakage (the
+    whole question of >= leak_min_words words, or a run of leak_ngram of its words), else 0. The one rule of
+    `tasks lint` and of `questions generate`'s copied-wording filter."""
+    need = max(settings.leak_min_words, min(settings.leak_ngram, len(question)))
+    if len(question) < need:
+        return 0
+    run = longest_common_run(question, document)
+    return run if run >= need else 0
+
+
 def leakage(collection: Collection, doc_words: dict[str, list[str]], settings: LintSettings) -> Finding | None:
     """Questions copied from a relevant document: the whole question (>= leak_min_words words) or a run of
     leak_ngram of its words verbatim, after normalisation."""
@@ -159,12 +170,11 @@ def leakage(collection: Collection, doc_words: dict[str, list[str]], settings: L
     for split in collection.splits:
         for qid, labels in collection.qrels[split].items():
             q = words(collection.queries.get(qid, ""))
-            need = max(settings.leak_min_words, min(settings.leak_ngram, len(q)))
             for doc_id, grade in labels.items():
-                if grade <= 0 or len(q) < need:
+                if grade <= 0:
                     continue
-                run = longest_common_run(q, doc_words.get(doc_id, []))
-                if run >= need and run / len(q) > rows.get(qid, {}).get("share", 0.0):
+                run = copied_run(q, doc_words.get(doc_id, []), settings)
+                if run and run / len(q) > rows.get(qid, {}).get("share", 0.0):
                     rows[qid] = {"query": qid, "document": doc_id, "copied_words": run, "query_words": len(q),
                                  "share": run / len(q)}
     if not rows:

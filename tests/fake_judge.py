@@ -6,6 +6,9 @@ prompt) and answers `##final score: N` by a rule. Behaviours a test can inject p
 Content-Length, a connection dropped mid-body, an HTML page, JSON without `choices`, or a connection closed before
 any answer. It counts requests and the most in flight at once.
 
+With ``reply`` set it is a question writer instead (`questions generate`): the answer to each prompt is
+``reply(prompt, attempt)``, so a test plants copied, duplicate or out-of-format answers per passage.
+
 Not a model: the README's agreement demo uses it, labelled as a stand-in for the user's own server
 (`python tests/fake_judge.py --port 8099` serves the word-overlap rule below).
 """
@@ -60,6 +63,8 @@ class FakeJudge:
     #: "malformed" (an out-of-format answer)
     faults: Callable[[str, str], tuple[str, ...]] = lambda q, p: ()
     redirect_to: str | None = None  # answer 302 to this URL
+    #: a writer, not a judge: the answer's text for (prompt, attempt at this prompt, 0-based)
+    reply: Callable[[str, int], str] | None = None
     gets: int = 0  # GET requests (a followed redirect arrives as one)
     requests: int = 0
     in_flight: int = 0
@@ -71,7 +76,7 @@ class FakeJudge:
     def answer(self, body: dict) -> tuple[int, bytes, dict[str, str]]:
         prompt = body["messages"][-1]["content"]
         m = _PAIR.search(prompt)
-        query, passage = (m.group(1), m.group(2)) if m else ("", "")
+        query, passage = (m.group(1), m.group(2)) if m else ("", prompt if self.reply else "")
         with self._lock:
             self.requests += 1
             self.bodies.append(body)
@@ -84,6 +89,8 @@ class FakeJudge:
                 return 302, b"", {"Location": self.redirect_to}
             if self.garbage:
                 return 200, b"<html>It works!</html>", {"Content-Type": "text/html"}
+            if self.reply is not None:
+                return self._chat(body, self.reply(prompt, n))
             time.sleep(self.delay_s + (self.slow_s(query, passage) if n == 0 else 0.0))
             faults = self.faults(query, passage)
             if n < len(faults):

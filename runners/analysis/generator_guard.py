@@ -24,11 +24,14 @@ SOURCE_TAG = "source"
 
 
 def family(name: str) -> str:
-    """`openai/gpt-4o` -> `openai`; `gpt-4o` -> `gpt` (lower case): what "same family" compares."""
+    """`openai/gpt-4o` -> `openai`; `gpt-4o` -> `gpt`; `qwen2.5:7b` -> `qwen` (lower case, a version number
+    after a name of 3+ letters dropped, as Ollama and vLLM names write it): what "same family" compares."""
     name = name.strip().lower()
     if "/" in name:
         return name.split("/", 1)[0]
-    return re.split(r"[-_.\s]", name, maxsplit=1)[0]
+    head = re.split(r"[-_.:\s]", name, maxsplit=1)[0]
+    m = re.fullmatch(r"([a-z]{3,})\d+", head)
+    return m.group(1) if m else head
 
 
 def same_family(candidate: str, generator: str) -> bool:
@@ -56,6 +59,16 @@ def judge_warnings(task: str, judge_model: str | None, generated_by: str | None,
     if generated_by and same_family(judge_model, generated_by):
         out.append(f"{task}: the judge {judge_model} is of the family of {generated_by}, which wrote this task's LLM "
                    "questions: it grades its own family's writing")
+    return out
+
+
+def same_family_refusals(generator: str, candidates: Iterable[str], production_llm: str | None) -> list[str]:
+    """Why `questions generate` refuses ``generator``: one phrase per candidate name (or the production LLM) of its
+    family. Questions an LLM writes flatter its own family (the candidates' scores on them are inflated), and a
+    production LLM of the generator's family would be evaluated on questions its relatives wrote."""
+    out = [f"candidate {c}" for c in dict.fromkeys(candidates) if c and same_family(c, generator)]
+    if production_llm and same_family(production_llm, generator):
+        out.append(f"production_llm {production_llm}")
     return out
 
 

@@ -1,4 +1,4 @@
-"""`private-mteb questions sample`: questions from real traffic, over runners/questions/ (issue 38).
+"""`private-mteb questions sample|generate`: questions from real traffic, over runners/questions/ (issue 38).
 
 Thin: options become a ``SampleParams`` and a ``Redactor``; the API (runners/questions/log_sample.py) does the
 work and returns the report lines printed here. Every rule that drops, merges or bands a query is an option and is
@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from .common import App, config_option, console, friendly_errors, offline_default
+from .questions_generate import register as register_generate
 
 app = App(no_args_is_help=True, help="Questions from a query log (sample) for a task: redacted, stratified, added "
                                      "as questions awaiting judgment.")
@@ -131,3 +132,6 @@ def sample_cmd(
     console.print(f"wrote {len(outcome.rows)} questions (source: log, awaiting judgment) -> {written}: a new data "
                   f"revision. Judge them: `private-mteb labels pool -t {cfg.name}` then `labels serve`",
                   highlight=False, markup=False, soft_wrap=True)
+
+
+register_generate(app)

@@ -14,6 +14,7 @@ from custom_tasks.errors import ConfigError
 from custom_tasks.yaml_io import line_at, read_yaml
 
 from ..search.params import LARGE_CORPUS_DOCS  # default `encode.large_corpus_docs` (search reads it too)
+from .generator import GeneratorOptions
 from .judge import JudgeOptions, LabelsOptions
 from .model_spec import ENCODES_NOTHING, Backend, ModelSpec, Precision, with_backend
 
@@ -77,6 +78,9 @@ class BenchmarkConfig(BaseModel):
     stats: StatsOptions = StatsOptions()
     judge: JudgeOptions | None = None  # the LLM that grades pooled pairs (`labels judge`); none: nothing is sent
     labels: LabelsOptions = LabelsOptions()  # whether LLM grades count in scoring
+    generator: GeneratorOptions | None = None  # the LLM that writes questions (`questions generate`)
+    #: the LLM the team's product runs: `questions generate` refuses a generator of its family (generator guard)
+    production_llm: str | None = None
     path: Path | None = None
 
     @field_validator("tasks")

@@ -20,11 +20,14 @@ BATCH = 64
 
 
 class CacheEmbedder:
-    """``embed(texts) -> float32 vectors`` of one model, read from / stored to ``cache_root``."""
+    """``embed(texts) -> float32 vectors`` of one model, read from / stored to ``cache_root``; ``kind`` is what the
+    texts are to the model and the cache key: queries (a log), or documents (`questions generate`'s topics of the
+    corpus, keyed as a run keys the corpus)."""
 
     def __init__(self, task: TaskConfig, cache_root: Path, model: str = DEFAULT_MODEL,
-                 device: str | None = None) -> None:
+                 device: str | None = None, kind: str = "query") -> None:
         self.task, self.cache_root, self.model, self.device = task, Path(cache_root), model, device
+        self.kind = kind
         self._encoder: Any = None
         self.encoded = self.reused = 0
 
@@ -46,7 +49,7 @@ class CacheEmbedder:
             self._encoder = self._load()
         enc = self._encoder
         call = {"task_metadata": build_metadata(self.task, "questions-sample"), "hf_split": self.task.splits[0],
-                "hf_subset": "default", "prompt_type": PromptType.query}
+                "hf_subset": "default", "prompt_type": PromptType(self.kind)}
         before, reused = getattr(enc, "encoded", 0), getattr(enc, "reused", 0)
         if hasattr(enc, "vectors_for"):
             vecs = enc.vectors_for(texts, lambda rows: Dataset.from_dict({"text": [texts[i] for i in rows]}),

@@ -50,9 +50,10 @@ MALFORMED = "malformed"
 
 @dataclass
 class Outcome:
-    """One pair's result: its grade (None: unrateable), requests made, and the failure kinds met on the way."""
+    """One prompt's result: its parsed answer (the judge's grade, the writer's question; None: none came), requests
+    made, and the failure kinds met on the way."""
 
-    grade: int | None
+    grade: Any
     requests: int
     failures: list[str] = field(default_factory=list)
 
@@ -75,19 +76,25 @@ class ChatJudge:
     """Grades prompts through one endpoint; thread-safe counters of requests and failures.
 
     ``keep_refused``: how many refused answers (out-of-format text, a body that is not chat-completions JSON) to
-    keep in ``stats.refused`` for the user to read; 0 keeps none."""
+    keep in ``stats.refused`` for the user to read; 0 keeps none. A subclass reads another answer (``_parse``) for
+    another config section (``SECTION``: what its one-line errors name): writer_client.py."""
+
+    SECTION = "judge"
+    #: what a well-formed answer is, for the one line that stops a command whose first answers never were
+    FORMAT = "'##final score: N' on the task's scale"
 
     def __init__(self, opts: JudgeOptions, grades: Mapping[int, str], config: Any = None,
                  sleep: Callable[[float], None] = time.sleep, keep_refused: int = 0) -> None:
         self.opts, self.grades, self.config, self.sleep = opts, dict(grades), config, sleep
         self.keep_refused = keep_refused
         self.stats = ClientStats()
-        self.http = JsonPoster(API_KEY_ENV, MAX_ANSWER_BYTES, fix="judge.endpoint",
-                               check="judge.endpoint and judge.model", stats=self.stats)
+        self.http = JsonPoster(getattr(opts, "api_key_env", None) or API_KEY_ENV, MAX_ANSWER_BYTES,
+                               fix=f"{self.SECTION}.endpoint", check=f"{self.SECTION}.endpoint and {self.SECTION}.model",
+                               stats=self.stats)
         self._lock = self.http.lock
 
     def _where(self) -> str:
-        return f"judge endpoint {self.opts.chat_url}"
+        return f"{self.SECTION} endpoint {self.opts.chat_url}"
 
     def _post(self, prompt: str) -> bytes:
         """The answer's body, whole; every transport failure is a `_Retry` (or `_Fatal` for a 4xx)."""
@@ -95,8 +102,12 @@ class ChatJudge:
                 "temperature": self.opts.temperature, "max_tokens": self.opts.max_tokens, "stream": False}
         return self.http.post_raw(self.opts.chat_url, body, self.opts.timeout_s)
 
-    def _ask(self, prompt: str) -> int:
-        """One request: the grade, or a `_Retry` saying why there is none."""
+    def _parse(self, content: str) -> Any:
+        """The answer's value (here: a grade on the scale), None when it is out of format."""
+        return parse_answer(content, self.grades)
+
+    def _ask(self, prompt: str) -> Any:
+        """One request: the parsed answer, or a `_Retry` saying why there is none."""
         raw = self._post(prompt)
         text = raw.decode("utf-8", errors="replace")
         try:
@@ -109,7 +120,7 @@ class ChatJudge:
             content = None
         if not isinstance(content, str):
             raise _Retry("no content", answer=text)
-        grade = parse_answer(content, self.grades)
+        grade = self._parse(content)
         if grade is None:
             raise _Retry(MALFORMED, answer=content)
         return grade
@@ -171,5 +182,5 @@ class ChatJudge:
                                            "OpenAI-compatible server (llama-server, vLLM, Ollama, TGI)?")
         if all(k in NOT_CHAT_JSON or k == MALFORMED for k in first.failures):
             raise ConfigError(self.config, f"{self._where()}: the first {first.requests} answer(s) were not "
-                                           f"'##final score: N' on the task's scale{see}: check judge.model and "
-                                           "judge.prompt")
+                                           f"{self.FORMAT}{see}: check {self.SECTION}.model and "
+                                           f"{self.SECTION}.prompt")
