@@ -18,6 +18,8 @@ PRIVATE_NAMES: dict[str, tuple[str, str]] = {
     "create_dataloader": ("mteb._create_dataloaders", "create_dataloader"),
     "custom_collate_fn": ("mteb._create_dataloaders", "_custom_collate_fn"),
     "filter_queries_without_positives": ("mteb.abstasks.retrieval", "_filter_queries_without_positives"),
+    # a private task overrides it to rank the questions awaiting judgment too (task.py: they are pooled, not scored)
+    "evaluate_subset": ("mteb.abstasks.retrieval", "AbsTaskRetrieval._evaluate_subset"),
     "combine_queries_with_instruction_text": ("mteb._create_dataloaders", "_combine_queries_with_instruction_text"),
     "prepare_dataset": ("mteb._create_dataloaders", "_prepare_dataset"),
     "borda_rank_from_long": ("mteb.benchmarks._create_table", "_borda_rank_from_long"),
@@ -101,6 +103,11 @@ def combine_queries_with_instruction_text(*args: Any, **kwargs: Any) -> Any:
 def filter_queries_without_positives(*args: Any, **kwargs: Any) -> Any:
     """The queries mteb's retrieval evaluation keeps (those with a positive label), for a search run outside it."""
     return private("filter_queries_without_positives")(*args, **kwargs)
+
+
+def evaluate_subset(task: Any, *args: Any, **kwargs: Any) -> Any:
+    """mteb's retrieval evaluation of one (split, subset) for ``task`` (what a private task's override extends)."""
+    return private("evaluate_subset")(task, *args, **kwargs)
 
 
 def custom_collate_fn() -> Any:

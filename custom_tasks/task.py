@@ -19,9 +19,12 @@ from mteb.abstasks.task_metadata import TaskMetadata
 from .collection import Collection
 from .config import TaskConfig, _pydantic_message, find_task_configs, resolve_task_config
 from .errors import ConfigError
-from .mteb_private import mrr, registry_module, tasks_registry
+from .mteb_private import evaluate_subset, mrr, registry_module, tasks_registry
 from .query_ids import labels_hash, text_hash
 from .sources import load_collection
+
+#: the stand-in document id that carries questions awaiting judgment through mteb's filter (never in a corpus)
+AWAITING_DOC = "\x00awaiting-judgment"
 
 #: Metric prefixes (as in mteb's TaskResult JSON) we keep per query, mapped to pytrec_eval's names.
 _PYTREC_NAMES = {"ndcg_at": "ndcg_cut", "map_at": "map_cut", "recall_at": "recall", "precision_at": "P", "hit_rate_at": "success"}
@@ -45,6 +48,11 @@ class PerQueryCapture:
         hf_split: str,
         hf_subset: str,
     ) -> dict[str, float]:
+        if getattr(self, "ranking_awaiting", False):  # the questions awaiting judgment: ranked to be pooled only
+            self.awaiting_rankings[(hf_split, hf_subset)] = {
+                qid: dict(sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)[: self.keep_top_k])
+                for qid, docs in results.items()}
+            return {}
         if not hasattr(self, "per_query"):
             self.per_query = {}
             self.rankings = {}
@@ -78,6 +86,31 @@ class PrivateRetrievalTask(PerQueryCapture, AbsTaskRetrieval):
         self.query_hashes: dict[tuple[str, str], dict[str, dict[str, str]] | None] = {}
         #: (split, subset) -> sorted ids of the documents searched (corpus_ids): what a corpus change counts
         self.corpus_ids: dict[tuple[str, str], list[str] | None] = {}
+        #: (split, subset) -> query_id -> {doc_id: score}: the questions awaiting judgment, ranked to be pooled
+        self.awaiting_rankings: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+        self.ranking_awaiting = False
+
+    def _evaluate_subset(self, model: Any, data_split: Any, **kwargs: Any) -> Any:
+        """mteb's evaluation (mteb_private: evaluate_subset), then, on the first split, the same search for the
+        questions awaiting judgment (added questions with no graded document): mteb drops questions without a
+        positive label before searching, so without this no candidate would rank them and `labels pool` could
+        not pool them. Their rankings are kept apart (``awaiting_rankings``) and never scored."""
+        scores = evaluate_subset(self, model, data_split, **kwargs)
+        added = self.collection.added if self.collection is not None else None
+        if added is not None and added.awaiting and kwargs.get("hf_split") == self.eval_splits[0]:
+            from datasets import Dataset
+
+            ids = [q for q in added.awaiting if q in self.collection.queries]
+            queries = Dataset.from_dict({"id": ids, "text": [self.collection.queries[q] for q in ids]})
+            # a stand-in label keeps them through mteb's filter; the scores of that call are thrown away
+            split = {"corpus": data_split["corpus"], "queries": queries, "top_ranked": None,
+                     "relevant_docs": {q: {AWAITING_DOC: 1} for q in ids}}
+            self.ranking_awaiting = True
+            try:
+                evaluate_subset(self, model, split, **{**kwargs, "prediction_folder": None})
+            finally:
+                self.ranking_awaiting = False
+        return scores
 
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         """Build mteb's in-memory split data from the collection (no hub access)."""

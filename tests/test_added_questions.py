@@ -129,3 +129,42 @@ def test_a_rerun_after_an_append_scores_the_new_questions_not_the_stored_figure(
     append_questions(tiny_copy, [row("log-3", "awaiting one")])  # awaiting only: a new revision, same figure
     third = _bm25(tmp_path, tiny_copy)
     assert third.status == "ran" and third.scores["ndcg_at_10"] == pytest.approx(again.scores["ndcg_at_10"])
+
+
+def test_questions_awaiting_judgment_are_ranked_by_run_pooled_and_scored_once_graded(tiny_copy, tmp_path):
+    from typer.testing import CliRunner
+
+    from runners.cli import app
+    from runners.results.store import find_run, read_json
+
+    append_questions(tiny_copy, [row("log-1", "Keystone push approval for NorthGate", {"vpn-mac": 2}),
+                                 row("log-2", "reset a forgotten Keystone password")])
+    _bm25(tmp_path, tiny_copy)
+    bench = tmp_path / "results" / "bench.yaml"
+    folder = find_run(tmp_path / "results" / "results", "mteb/baseline-bm25s", "TinyKBRetrieval")
+    stored = read_json(folder / "rankings_test.json.gz")
+    assert "log-2" not in stored["subsets"]["default"]  # never scored, never in judged@k
+    assert "log-2" not in read_json(folder / "per_query_test.json")["subsets"]["default"]["ndcg_at_10"]
+    ranked = stored["awaiting"]["default"]["log-2"]
+    assert next(iter(ranked)) == "pwd"  # BM25's own ranking of it
+
+    out = tmp_path / "pool.csv"
+    r = CliRunner().invoke(app, ["labels", "pool", "-c", str(bench), "--depth", "3", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "1 of them awaiting judgment" in r.output
+    rows = [json.loads(x) for x in out.with_suffix(".jsonl").read_text().splitlines()]
+    mine = sorted(x["doc_id"] for x in rows if x["query_id"] == "log-2")
+    assert mine == sorted(list(ranked)[:3])
+    for x in rows:
+        x["grade"] = 2 if (x["query_id"], x["doc_id"]) == ("log-2", "pwd") else ""
+    graded = tmp_path / "graded.jsonl"
+    graded.write_text("".join(json.dumps(x) + "\n" for x in rows))
+    r = CliRunner().invoke(app, ["labels", "import", str(graded), "-t", str(tiny_copy)])
+    assert r.exit_code == 0, r.output
+    c = load(tiny_copy)
+    assert c.added.awaiting == [] and c.qrels["test"]["log-2"] == {"pwd": 2}
+    again = _bm25(tmp_path, tiny_copy)
+    assert again.status == "ran"
+    per_query = read_json(find_run(tmp_path / "results" / "results", "mteb/baseline-bm25s", "TinyKBRetrieval")
+                          / "per_query_test.json")["subsets"]["default"]["ndcg_at_10"]
+    assert per_query["log-2"] == 1.0

@@ -19,7 +19,7 @@ import numpy as np
 from custom_tasks.collection import Collection
 
 from ..results.spreadsheet import csv_text
-from ..results.store import atomic_write_bytes
+from ..results.store import atomic_write_bytes, find_run, read_json
 from .errors import AnalysisError
 from .judged import ranked_ids, stored_rankings
 
@@ -32,16 +32,33 @@ class Pool:
     rows: list[dict[str, Any]]
     n_queries: int  # queries with at least one pair to label
     per_model: dict[str, int]  # unlabelled documents in each model's top-k (pairs, before the union)
+    #: of those, questions awaiting judgment (added questions with no graded document: ranked by `run`, unscored)
+    n_awaiting: int = 0
+
+
+def awaiting_rankings(results_dir: Path, model: str, task: str, split: str = "test",
+                      subset: str = "default") -> dict[str, dict[str, float]]:
+    """The model's rankings of the task's questions awaiting judgment (kept apart by `run`: never scored)."""
+    folder = find_run(results_dir, model, task)
+    path = folder / f"rankings_{split}.json.gz" if folder is not None else None
+    if path is None or not path.exists():
+        return {}
+    try:
+        return dict(read_json(path).get("awaiting", {}).get(subset, {}))
+    except (ValueError, AttributeError, TypeError):
+        return {}
 
 
 def build_pool(results_dir: Path, collection: Collection, models: Sequence[str], depth: int = 10,
                split: str = "test", seed: int = 0) -> Pool:
-    """The unlabelled pairs of every evaluated query among the top-`depth` of any model, shuffled."""
+    """The unlabelled pairs of every evaluated query among the top-`depth` of any model, shuffled; the questions
+    awaiting judgment too (their rankings stored apart by `run`), so grading the pool makes them scored."""
     if depth < 1:
         raise AnalysisError(f"--depth must be >= 1, got {depth}")
     if split not in collection.qrels:
         raise AnalysisError(f"task '{collection.name}' has no split '{split}' (splits: {collection.splits})")
     qrels = collection.qrels[split]
+    awaiting = [q for q in (collection.added.awaiting if collection.added is not None else []) if q not in qrels]
     pairs: set[tuple[str, str]] = set()
     per_model: dict[str, int] = {}
     for model in models:
@@ -50,6 +67,9 @@ def build_pool(results_dir: Path, collection: Collection, models: Sequence[str],
             raise AnalysisError(f"--depth {depth} is deeper than the {stored} documents stored per query for "
                                 f"'{model}': use --depth {stored} or re-run with a larger keep_top_k")
         found = {(q, d) for q in qrels for d in ranked_ids(rankings.get(q, {}))[:depth] if d not in qrels[q]}
+        if awaiting:  # every document of their top-k is unjudged (a grade of any split makes a question scored)
+            ranked = awaiting_rankings(results_dir, model, collection.name, split)
+            found |= {(q, d) for q in awaiting for d in ranked_ids(ranked.get(q, {}))[:depth]}
         per_model[model] = len(found)
         pairs |= found
     ordered = sorted(pairs)
@@ -61,7 +81,8 @@ def build_pool(results_dir: Path, collection: Collection, models: Sequence[str],
         rows.append({"task": collection.name, "query_id": qid, "doc_id": doc_id, "split": split,
                      "query": collection.queries[qid], "title": doc.get("title", ""), "document": doc["text"],
                      "grade": ""})
-    return Pool(rows, len({q for q, _ in pairs}), per_model)
+    pooled = {q for q, _ in pairs}
+    return Pool(rows, len(pooled), per_model, len(pooled & set(awaiting)))
 
 
 def write_pool(rows: list[dict[str, Any]], out: Path) -> tuple[Path, Path]:

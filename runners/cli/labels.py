@@ -97,8 +97,10 @@ def pool(
     scale = "; ".join(f"{g} = {meaning}" for g, meaning in task_config_for(entry, cfg).grades.items())
     p = build_pool(cfg.results_path, collection, _models(cfg, models), depth, split, seed)
     csv_path, jsonl_path = write_pool(p.rows, out)
-    console.print(f"{len(p.rows)} unlabelled pairs for {p.n_queries} queries (top-{depth} of {len(p.per_model)} "
-                  f"candidates, shuffled with seed {seed}) -> {csv_path}, {jsonl_path}", highlight=False)
+    waiting = f", {p.n_awaiting} of them awaiting judgment" if p.n_awaiting else ""
+    console.print(f"{len(p.rows)} unlabelled pairs for {p.n_queries} queries{waiting} (top-{depth} of "
+                  f"{len(p.per_model)} candidates, shuffled with seed {seed}) -> {csv_path}, {jsonl_path}",
+                  highlight=False)
     console.print(Text(f"fill 'grade' ({scale}; leave empty to skip), then `private-mteb labels import {csv_path} "
                        f"-t {collection.name}`, or judge in a browser: `private-mteb labels serve -t {collection.name} "
                        f"--pool {jsonl_path} --rater NAME`"), highlight=False)

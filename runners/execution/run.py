@@ -132,7 +132,7 @@ def evaluate_one(model: Any, cand: Candidate, task: Any, results_dir: Path, enco
     stage = staging_root(results_dir) / f"{os.getpid()}-{uuid.uuid4().hex}"
     stage_lock = FileLock(stage.with_name(stage.name + ".lock"))  # held while live: no cleaner removes it
     task.per_query, task.rankings, task.query_hashes, task.keep_top_k = {}, {}, {}, identity["keep_top_k"]
-    task.corpus_ids = {}
+    task.corpus_ids, task.awaiting_rankings = {}, {}
     with env_faults(results_dir):
         stage_lock.acquire()
     try:
@@ -164,8 +164,11 @@ def _publish(cand: Candidate, task: Any, results_dir: Path, stage: Path, identit
                 "dataset_revision": ds_rev, "split": split, "fingerprint": identity["fingerprint"],
                 **({"bm25_analyzer": analyzer} if analyzer else {})}
         docs = {sub: ids for (sp, sub), ids in getattr(task, "corpus_ids", {}).items() if sp == split and ids is not None}
+        awaiting = {sub: r for (sp, sub), r in getattr(task, "awaiting_rankings", {}).items() if sp == split}
         atomic_write_json(folder / f"rankings_{split}.json.gz", {**meta, "top_k": identity["keep_top_k"], "subsets": ranks,
-                                                                 "corpus_ids": docs}, compress=True)
+                                                                 "corpus_ids": docs,
+                                                                 **({"awaiting": awaiting} if awaiting else {})},
+                          compress=True)
         hashes = {sub: h for (sp, sub), h in getattr(task, "query_hashes", {}).items() if sp == split and h}
         atomic_write_json(folder / f"per_query_{split}.json",  # query_hashes: what pairing.py compares
                           {**meta, "query_hashes": hashes, "corpus_documents": {sub: len(ids) for sub, ids in docs.items()},
