@@ -5,9 +5,13 @@
 #   history-corpus  docs/history.md: the same three documents, gated against the history instead of a baseline folder
 #   demo-unchanged  docs/gate.md: the demo's statistics of the pair, then the demo checked against its own baseline
 #   history-model   docs/history.md: the demo's `production` switched from MiniLM to BM25, gated against the history
-# (the last two encode MiniLM's 425 texts: a minute or two on a laptop)
+#   history-timeline docs/history.md: the copy made a git checkout, `production` BM25, then a legacy page added,
+#                   MiniLM in production, a query prompt in the task (a commit and a run each), then `history`
+#                   (MiniLM's vectors from the checkout's embedding cache, if it has one)
+#   history-timeline-json  the same, then the model step of `history --format json` (abridged)
+# (demo-unchanged and history-model encode MiniLM's 425 texts: a minute or two on a laptop)
 set -euo pipefail
-SCENARIO=${1:?usage: scripts/gate-walks.sh corpus-change|history-corpus|demo-unchanged|history-model}
+SCENARIO=${1:?usage: scripts/gate-walks.sh corpus-change|history-corpus|demo-unchanged|history-model|history-timeline|history-timeline-json}
 source "$(dirname "$0")/docs-show.sh" "docs-$SCENARIO" "."
 cp -r "$REPO/configs" "$REPO/data" .
 
@@ -20,6 +24,29 @@ add_documents() {  # three new pages in the collection, as a team adds them
 {"_id": "kb-new-02", "title": "Conference room booking etiquette", "text": "Book rooms in Google Calendar, release them when a meeting is cancelled, and keep recurring bookings under 8 weeks."}
 {"_id": "kb-new-03", "title": "Quarterly access review", "text": "Every quarter, managers confirm the system access of their reports in the access review tool; unconfirmed access is removed after 14 days."}
 DOCS
+}
+
+timeline() {  # the four commits and runs of history-timeline
+  if [ -d "$REPO/results/private-mteb/embeddings" ]; then
+    mkdir -p results/private-mteb/embeddings
+    (cd "$REPO/results/private-mteb/embeddings" && find . -mindepth 1 -maxdepth 1 ! -name rerank \
+      -exec cp -r {} "$WALK/results/private-mteb/embeddings/" \;)
+  fi
+  printf 'name: prod\ntasks: [../tasks/northwind-kb.yaml]\nmodels:\n  - name: bm25\n    label: production\n%s\n' \
+    'results_dir: ../../results' > configs/benchmarks/prod.yaml
+  echo 'history: ../../history' >> configs/benchmarks/prod.yaml
+  git init -q . && git config user.email docs@example.com && git config user.name docs
+  step() { git add -A configs data && git commit -qm "$1" && private-mteb run -c configs/benchmarks/prod.yaml >/dev/null 2>&1; }
+  step "BM25 in production"
+  cat >> data/demo_kb/corpus.jsonl <<'DOCS'
+{"_id": "kb-vpn-legacy", "title": "VPN setup (legacy client, 2019)", "text": "Before the 2020 migration the VPN used the Cisco AnyConnect client: install it from the old software portal and connect to vpn-old.northwind.example. This page is kept for reference; the legacy gateway no longer accepts logins."}
+DOCS
+  step "a legacy VPN page"
+  sed -i 's|^  - name: bm25|  - name: sentence-transformers/all-MiniLM-L6-v2|' configs/benchmarks/prod.yaml
+  step "MiniLM in production"
+  echo 'prompts: {query: "Given an employee question, retrieve the wiki page that answers it"}' \
+    >> configs/tasks/northwind-kb.yaml
+  step "a query prompt"
 }
 
 case "$SCENARIO" in
@@ -54,5 +81,19 @@ case "$SCENARIO" in
     sed -i 's|^  - name: sentence-transformers/all-MiniLM-L6-v2.*|  - name: bm25|' prod.yaml
     private-mteb run -c prod.yaml >/dev/null 2>&1
     show_rc private-mteb check -c prod.yaml --baseline history:last ;;
+  history-timeline)
+    timeline
+    show private-mteb history -c configs/benchmarks/prod.yaml ;;
+  history-timeline-json)
+    timeline
+    echo "\$ private-mteb history -c configs/benchmarks/prod.yaml --format json   # the model step, abridged"
+    private-mteb history -c configs/benchmarks/prod.yaml --format json | python -c '
+import json, sys, textwrap
+keys = ["time", "candidate", "model", "metric", "mean", "ci_low", "ci_high", "corpus_size", "corpus_delta", "changed",
+        "pairing", "diff", "diff_ci", "p_value", "significant"]
+step = next(s for t in json.load(sys.stdin)["timelines"] for s in t["steps"] if "model" in s["changed"])
+step["pairing"] = {k: step["pairing"][k] for k in ("paired", "added", "removed", "changed")}
+print(textwrap.fill(json.dumps({k: step[k] for k in keys if k in step}), 118, break_long_words=False,
+                    break_on_hyphens=False, subsequent_indent=" "))' ;;
   *) echo "scripts/gate-walks.sh: unknown scenario '$SCENARIO'" >&2; exit 2 ;;
 esac
