@@ -173,15 +173,36 @@ class FakeJudge:
         return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
 
 
+def rule_writer(prompt: str, attempt: int = 0) -> str:
+    """The stand-in question writer of `python tests/fake_judge.py --writer` (docs/generate.md; not a model): from
+    the prompt's `Passage: ...`, a fifth of the passages (by a hash of the text) answered with the passage's first
+    ten words and a question mark (the copied wording LLM generators are known for), a tenth with one fixed
+    question (near-duplicates), the rest "what does the knowledge base say about A and B" with the passage's two
+    longest words."""
+    passage = prompt.rsplit("Passage:", 1)[-1].strip()
+    words = _WORD.findall(passage)
+    h = int(hashlib.sha256(passage.encode()).hexdigest(), 16) % 10
+    if h < 2:
+        return " ".join(words[:10]) + "?"
+    if h == 2:
+        return "Where can I find the policy on this?"
+    longest = sorted(dict.fromkeys(w.lower() for w in words if len(w) > 3), key=lambda w: (-len(w), w))[:2]
+    return f"what does the knowledge base say about {' and '.join(longest) or 'this'}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="a stand-in LLM judge on 127.0.0.1 (word-overlap rule)")
     parser.add_argument("--port", type=int, default=8099)
     parser.add_argument("--answer", help="answer every pair with this text instead of a grade (out of format: what "
                                          "a small model that cannot follow the format does; docs/llm-judge.md)")
+    parser.add_argument("--writer", action="store_true", help="write questions (`questions generate`) by "
+                                                               "rule_writer's rule instead of grading")
     args = parser.parse_args()
     judge = FakeJudge() if args.answer is None else FakeJudge(malformed=lambda q, p: 1 << 30, malformed_text=args.answer)
+    if args.writer:
+        judge = FakeJudge(reply=rule_writer)
     server, url = judge.start(args.port)
-    print(f"fake judge (a stand-in, not a model) on {url}", flush=True)
+    print(f"fake {'writer' if args.writer else 'judge'} (a stand-in, not a model) on {url}", flush=True)
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

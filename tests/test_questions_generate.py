@@ -211,3 +211,37 @@ def test_passages_are_dealt_across_clusters() -> None:
     draws = draw_passages([f"d{i}" for i in range(7)], labels, 3, seed=0)
     assert sorted(d.cluster for d in draws) == [0, 1, 2]  # one per topic before any topic gets a second
     assert draws == draw_passages([f"d{i}" for i in range(7)], labels, 3, seed=0)
+
+
+def test_generated_questions_reach_the_question_mode_and_an_accepted_one_is_scored(tmp_path, tiny) -> None:
+    """The judging app's question mode (runners/judging/question_*.py) lists the kept questions with their source
+    passage; an acceptance with a grade makes one a scored question graded on that passage, a rejection drops one."""
+    from custom_tasks.readers.question_reviews import reviews_path
+    from runners.config.benchmark import BenchmarkConfig
+    from runners.judging.question_items import added_path, source_without_added, unverified_questions
+    from runners.judging.question_session import QuestionSession
+    from runners.questions.generate import generate_questions
+
+    task_yaml, collection = tiny
+    server, url = FakeJudge(reply=writer(collection)).start()
+    try:
+        report = generate_questions(BenchmarkConfig.from_file(bench(tmp_path, task_yaml, url)),
+                                    TaskConfig.from_file(task_yaml), 12, clusters=4)
+    finally:
+        server.shutdown()
+    cfg = TaskConfig.from_file(task_yaml)
+    items, warnings = unverified_questions(added_path(cfg), load_collection(source_without_added(cfg), cfg.base_dir,
+                                                                            cfg.name))
+    assert not warnings and sorted(it.query_id for it in items) == sorted(report.query_ids) and len(items) == 9
+    by_doc = {it.doc_id: it for it in items}
+    assert by_doc["oncall"].text == collection.corpus["oncall"]["text"] and by_doc["oncall"].query == CLEAN["oncall"]
+    session = QuestionSession.open(cfg, "ana", items, reviews_path(added_path(cfg)))
+    try:
+        session.review(items.index(by_doc["oncall"]), "accept", None, 2)
+        session.review(items.index(by_doc["wifi"]), "reject", None, None)
+    finally:
+        session.close()
+    loaded = load_collection(cfg.source, cfg.base_dir, cfg.name)
+    oncall, wifi = by_doc["oncall"].query_id, by_doc["wifi"].query_id
+    assert loaded.qrels["test"][oncall] == {"oncall": 2} and loaded.queries[oncall] == CLEAN["oncall"]
+    assert wifi not in loaded.queries and sum(loaded.added.unverified.values()) == 7

@@ -78,8 +78,8 @@ def generate_cmd(
         console.print("nothing written")
         return
     console.print(Text(f"-> {display_path(report.path)} (source {report.source}, verified: false): not scored until "
-                       f"a person accepts each question and grades its passage: `private-mteb labels serve -c "
-                       f"{display_path(cfg.path) if cfg.path else 'CONFIG'}`"), soft_wrap=True)
+                       "a person accepts each question and grades its passage: `private-mteb labels serve "
+                       f"--questions -t {task_cfg.name} --rater NAME`"), soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -185,7 +185,12 @@ def generate_questions(cfg: BenchmarkConfig, task_cfg: Any, n: int, seed: int = 
     verdict = filter_questions(cands, existing)
     counts = {NO_ANSWER: len(draws) - len(cands), **verdict.counts()}
     report.dropped = {r: counts[r] for r in REASONS if counts.get(r)}
-    for key, reason in list(verdict.dropped.items())[:keep_examples]:
+    firsts = {}  # the first drop of each reason, then the others in order: every reason has an example
+    for key, reason in verdict.dropped.items():
+        firsts.setdefault(reason, key)
+    shown = [*firsts.values(), *(k for k in verdict.dropped if k not in firsts.values())][:keep_examples]
+    for key in shown:
+        reason = verdict.dropped[key]
         what = verdict.duplicates.get(key)
         twin = (f"the question of {draws[int(what[0])].doc_id}" if reason == DUP_GENERATED else what[0]) if what \
             else None
