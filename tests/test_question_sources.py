@@ -159,6 +159,14 @@ def test_run_stats_check_and_report_count_sources_and_give_the_verdict_per_sourc
     expect = f"Real {np.average(s, weights=w):.4f} (plain {np.mean(s):.4f})"
     assert "traffic-weighted nDCG@10 over the 6 questions with a traffic weight:" in out and expect in out, out
 
+    r = runner.invoke(app, ["stats", "-c", str(bench), "--resamples", "200", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)["questions"]["TinyKBRetrieval"]
+    assert doc["scored_by_source"] == {"human": 6, "log": 6, "generated": 6} and doc["awaiting_judgment"] == 2
+    assert doc["left_out"] == {"unverified": {"generated": 1}, "rejected": {"generated": 1}}
+    real_row = next(x for x in doc["traffic_weighted"]["candidates"] if x["candidate"] == "Real")
+    assert real_row["weighted"] == pytest.approx(np.average(s, weights=w)) and real_row["n"] == 6
+
     shutil.copytree(results, tmp_path / "baseline")
     r = runner.invoke(app, ["check", "-c", str(bench), "--baseline", str(tmp_path / "baseline")])
     assert r.exit_code == 0, r.output

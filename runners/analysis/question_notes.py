@@ -131,3 +131,30 @@ def question_lines(bench: BenchmarkConfig, entry: str, task_name: str, names: Se
         return lines
     line = weighted_line(task_name, metric, weighted_means(per_query, c.query_tags))
     return lines + ([line] if line else [])
+
+
+def questions_json(bench: BenchmarkConfig, entries: Sequence[tuple[str, str]], names: Sequence[str],
+                   split: str = "test") -> dict[str, Any]:
+    """`stats --format json`'s `questions`: per task with added questions or several sources, the scored questions
+    by source, those left out and awaiting judgment, and the traffic-weighted means (main metric)."""
+    out: dict[str, Any] = {}
+    for entry, task_name in entries:
+        try:
+            cfg = task_config_for(entry, bench)
+            c = task_config_collection(cfg)
+        except Exception:  # a public task, or files `stats` reports on itself
+            continue
+        if not count_lines(c, [split]):
+            continue
+        added = c.added
+        doc: dict[str, Any] = {"scored_by_source": dict(scored_by_source(c, [split])),
+                               "awaiting_judgment": len(added.awaiting) if added else 0,
+                               "left_out": {"unverified": dict(added.unverified) if added else {},
+                                            "rejected": dict(added.rejected) if added else {}}}
+        try:
+            per_query, _ = paired_query_scores(bench.results_path, task_name, cfg.main_score, split, list(names))
+            doc["traffic_weighted"] = {"metric": cfg.main_score, "candidates": weighted_means(per_query, c.query_tags)}
+        except AnalysisError:
+            pass
+        out[task_name] = doc
+    return out

@@ -222,6 +222,9 @@ def stats_cmd(
             doc["decisions"] = decisions
         if any(analyzers.values()):  # task -> candidate label -> the analyzer BM25 used (null: not recorded)
             doc["bm25_analyzers"] = {t: a for t, a in analyzers.items() if a}
+        from ..analysis.question_notes import questions_json  # by source, left out, awaiting, traffic-weighted
+
+        doc.update({"questions": q} if (q := questions_json(cfg, entries, names)) else {})
         typer.echo(json.dumps(doc, indent=1, allow_nan=False))
     elif fmt == "csv":
         from .common import print_data
