@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from .markup import strip_markup
 from .normalize import normalize_text
@@ -91,6 +91,64 @@ def near_pairs(shingles: Mapping[str, frozenset[str]], threshold: float, seed: i
             if score >= threshold:
                 found[pair] = score
     return sorted(((a, b, s) for (a, b), s in found.items()), key=lambda x: (-x[2], x[0], x[1]))
+
+
+def near_pairs_bulk(ids: Iterable[str], shingles_of: Callable[[str], frozenset[str]], threshold: float,
+                    seed: int = 1) -> list[tuple[str, str, float]]:
+    """``near_pairs`` for hundreds of thousands of short texts (a query log): the same pairs, in bounded memory.
+
+    ``near_pairs`` holds a MinHash object per text and datasketch's LSH tables (a dict of sets per band): ~4 KB a
+    text, 1.5 GB and minutes for 200,000 queries. Here each distinct shingle gets its datasketch MinHash once (a
+    text's signature is the element-wise minimum over its shingles': the same values ``near_pairs`` computes), the
+    signatures are one uint32 matrix filled a permutation at a time, and the LSH bands (MinHashLSH's own b x r for
+    the blocking threshold) are grouped with numpy: texts equal on a band are candidates, exactly as in the LSH
+    index. Every candidate is then confirmed with its exact Jaccard. ``shingles_of(id)`` is called when needed, so
+    no set is kept per text.
+    """
+    import numpy as np
+    from datasketch import MinHash, MinHashLSH
+
+    ids = sorted(ids)
+    index: dict[str, int] = {}
+    flat: list[int] = []
+    starts: list[int] = []
+    kept: list[str] = []
+    for i in ids:
+        sh = shingles_of(i)
+        if sh:
+            kept.append(i)
+            starts.append(len(flat))
+            flat.extend(index.setdefault(s, len(index)) for s in sorted(sh))
+    if len(kept) < 2:
+        return []
+    lsh = MinHashLSH(threshold=max(0.05, threshold - _BLOCK_MARGIN), num_perm=NUM_PERM)
+    per_shingle = np.empty((NUM_PERM, len(index)), dtype=np.uint32)  # one row per permutation: a gather stays in cache
+    for col, m in enumerate(MinHash.generator(([s.encode("utf-8")] for s in index), num_perm=NUM_PERM, seed=seed)):
+        per_shingle[:, col] = m.hashvalues
+    del index
+    occurrences = np.asarray(flat, dtype=np.int64)
+    del flat
+    bounds = np.asarray(starts, dtype=np.int64)
+    signatures = np.empty((len(kept), NUM_PERM), dtype=np.uint32)
+    for j in range(NUM_PERM):
+        signatures[:, j] = np.minimum.reduceat(per_shingle[j][occurrences], bounds)
+    del per_shingle, occurrences
+    candidates: set[tuple[int, int]] = set()
+    for start, end in lsh.hashranges:
+        band = np.ascontiguousarray(signatures[:, start:end]).view(np.dtype((np.void, 4 * (end - start)))).ravel()
+        _, inverse, sizes = np.unique(band, return_inverse=True, return_counts=True)
+        shared = np.flatnonzero(sizes[inverse.ravel()] > 1)
+        order = shared[np.argsort(inverse.ravel()[shared], kind="stable")]
+        cuts = np.flatnonzero(np.diff(inverse.ravel()[order])) + 1
+        for bucket in np.split(order, cuts):
+            members = bucket.tolist()
+            candidates.update((a, b) for n, a in enumerate(members) for b in members[n + 1:])
+    found = []
+    for a, b in candidates:
+        score = jaccard(shingles_of(kept[a]), shingles_of(kept[b]))
+        if score >= threshold:
+            found.append((kept[a], kept[b], score))
+    return sorted(found, key=lambda x: (-x[2], x[0], x[1]))
 
 
 def groups(pairs: Iterable[tuple[str, str]]) -> list[list[str]]:

@@ -211,3 +211,55 @@ def test_same_seed_gives_byte_identical_output(tmp_path: Path) -> None:
         outputs.append(r.output.replace(str(cfg.parent), "TASK").split("vectors:")[0])
     assert files[0] == files[1] and outputs[0] == outputs[1]
     assert b"maria" not in files[0] and "k-means (k=3, seed 7)" in outputs[0]
+
+
+def test_bulk_near_pairs_are_the_lints_pairs() -> None:
+    """near_pairs_bulk (the log's near-duplicates, in bounded memory) finds exactly what the lint's near_pairs does,
+    which itself equals an all-pairs exact search here."""
+    from custom_tasks.lint_text import jaccard, near_pairs, near_pairs_bulk
+
+    rng = np.random.default_rng(5)
+    base = [frozenset(f"s{x}" for x in rng.integers(0, 400, 40)) for _ in range(30)]
+    sets = {"empty": frozenset()}
+    for i, b in enumerate(base):
+        sets[f"a{i}"] = b
+        sets[f"b{i}"] = frozenset(b - set(sorted(b)[: int(rng.integers(0, 12))]))
+    ids = sorted(k for k in sets if sets[k])
+    for threshold in (0.5, 0.8):
+        brute = {(a, b) for i, a in enumerate(ids) for b in ids[i + 1:] if jaccard(sets[a], sets[b]) >= threshold}
+        bulk = near_pairs_bulk(sets, sets.__getitem__, threshold)
+        assert bulk == near_pairs(sets, threshold) and {(a, b) for a, b, _ in bulk} == brute and brute
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_generated_log_leaves_no_planted_value_and_merges_duplicates(tmp_path: Path, suffix: str) -> None:
+    """The issue's generated log (tests/query_log_fixture.py): every planted personal value redacted in the written
+    file and the output, the clean look-alikes kept verbatim, no user or session id anywhere, exact variants and
+    near-duplicates (at the printed threshold) folded into one question."""
+    from custom_tasks.lint_text import char_shingles, jaccard, words
+    from tests.query_log_fixture import make_query_log
+
+    log = make_query_log(n_rows=3000, seed=0)
+    path = log.write(tmp_path / f"log{suffix}")
+    cfg = _task(tmp_path)
+    args = ["questions", "sample", str(path), "-t", str(cfg), "--topics", "1", "-n", "100000", "--date", "2026-12-05"]
+    for pattern in log.custom_patterns:
+        args += ["--redact", pattern]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    written = (cfg.parent / _added(cfg)).read_text(encoding="utf-8")
+    for p in log.sensitive:
+        assert p.value not in written and p.value not in r.output, (p.kind, p.query)
+    for p in log.lookalikes:
+        assert p.value in written, p.query
+    ids = {v for chunk in log.rows() for col in ("user_id", "session_id") for v in chunk[col]}
+    assert not [i for i in ids if i in written or i in r.output]
+    texts = {json.loads(line)["query"] for line in written.splitlines()}
+    keys = {" ".join(words(t)) for t in texts}
+    for q, variant in log.exact_variants:
+        assert " ".join(words(variant)) == " ".join(words(q)) and (q in texts) != (variant in texts), (q, variant)
+    near = [(q, v) for q, v in log.near_duplicates
+            if jaccard(char_shingles(words(q), 4), char_shingles(words(v), 4)) >= 0.8]
+    assert near and all(" ".join(words(q)) in keys or " ".join(words(v)) in keys for q, v in near)
+    assert not [(q, v) for q, v in near if " ".join(words(q)) in keys and " ".join(words(v)) in keys]
+    assert "near-duplicates: " in r.output and " <- " in r.output

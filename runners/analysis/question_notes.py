@@ -9,8 +9,9 @@ than the real ones (generator_guard.source_verdict_lines); and, when the added q
 
     traffic-weighted mean = sum_q w_q * s_q / sum_q w_q      over the scored questions q that carry a weight,
 
-where w_q is the share of the log's traffic its stratum has, divided by the questions drawn from that stratum
-(so sum_q w_q over a stratum is its traffic share) and s_q the question's score. Its plain mean is over the same
+where w_q is the share of the log's traffic its stratum has, split among the questions drawn from that stratum
+in proportion to their own searches (runners/questions/log_strata.weights; sum_q w_q over a stratum is its traffic
+share) and s_q the question's score. Its plain mean is over the same
 questions, so the two differ only by the weighting: a gap says the set over- or under-represents busy strata.
 """
 

@@ -57,7 +57,7 @@ def sample_cmd(
     topics: int = typer.Option(8, "--topics", min=1, help="k-means topic clusters per band (1: no topics)"),
     model: str = typer.Option("sentence-transformers/all-MiniLM-L6-v2", "--model",
                               help="the embedding model of the topic clusters (vectors via the embedding cache)"),
-    embed_limit: int = typer.Option(20_000, "--embed-limit", min=1,
+    embed_limit: int = typer.Option(5_000, "--embed-limit", min=1,
                                     help="at most this many queries embedded for topics (a band too large is "
                                          "subsampled at random)"),
     bands: str = typer.Option("0.3333,0.6667", "--bands",

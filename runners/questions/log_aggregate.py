@@ -6,7 +6,8 @@ value. A query that redaction leaves too short is dropped and counted, not writt
 
 Exact duplicates are merged on the lint's normalised text (custom_tasks/lint_text.py: markup, NFKC, case folding,
 word tokens), their counts summed; near-duplicates on the lint's character-shingle Jaccard with MinHash LSH as the
-blocking step (the same `near_pairs`, so a threshold means what it means in `tasks lint`). Only a dict of
+blocking step (`near_pairs_bulk`: the lint's `near_pairs` in bounded memory, same pairs, so a threshold means
+what it means in `tasks lint`). Only a dict of
 normalised text -> count is held, so memory follows the distinct queries, not the log's rows.
 """
 
@@ -14,11 +15,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from custom_tasks.lint_text import char_shingles, groups, near_pairs, words
+from custom_tasks.lint_text import char_shingles, groups, near_pairs_bulk, words
 
 #: the Redactor's replacement tokens ([EMAIL], [PHONE], ...): kept apart from words a user typed
 PLACEHOLDER = re.compile(r"\[([A-Z_]+)\]")
@@ -130,30 +131,12 @@ def aggregate(chunks: Iterable[tuple[list[str], list[int]]], redactor: Any, rule
     return out
 
 
-class _LazyShingles(Mapping):
-    """Character shingles of each key, computed when asked: 200,000 frozensets held at once cost ~0.5 GB."""
-
-    def __init__(self, keys: list[str], k: int) -> None:
-        self.keys_, self.k = keys, k
-        self._known = set(keys)
-
-    def __getitem__(self, key: str) -> frozenset[str]:
-        if key not in self._known:
-            raise KeyError(key)
-        return char_shingles(key.split(), self.k)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.keys_)
-
-    def __len__(self) -> int:
-        return len(self.keys_)
-
-
 def merge_near_duplicates(agg: Aggregate, rules: Rules, examples: int = 3) -> None:
     """Fold each group of near-duplicates into its most searched member (counts summed, spellings of the kept
     one written); ``agg.near_examples`` keeps the largest groups' spellings (already redacted) for the report."""
-    keys = sorted(agg.entries)
-    pairs = near_pairs(_LazyShingles(keys, rules.shingle), rules.near_threshold, seed=rules.seed)
+    k = rules.shingle
+    pairs = near_pairs_bulk(agg.entries, lambda key: char_shingles(key.split(), k), rules.near_threshold,
+                            seed=rules.seed)
     found = groups((a, b) for a, b, _ in pairs)
     agg.near_groups = len(found)
     merged: list[tuple[int, list[str]]] = []

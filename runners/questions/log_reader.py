@@ -118,6 +118,17 @@ def _chunks(path: Path, cols: LogColumns, chunk_rows: int) -> Iterator[pd.DataFr
                                chunksize=chunk_rows, encoding="utf-8")
 
 
+def _readable(path: Path, cols: LogColumns, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    """``_chunks``, a file the parser cannot read (a broken quote, bad JSON, not Parquet) as one line."""
+    try:
+        yield from _chunks(path, cols, chunk_rows)
+    except CollectionError:
+        raise
+    except (ValueError, UnicodeDecodeError) as e:  # pandas' ParserError, JSON and Arrow errors are ValueErrors
+        why = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+        raise CollectionError(path, f"cannot be read as {cols.kind.upper()}: {why}") from None
+
+
 @dataclass
 class LogSpan:
     """The first and last timestamp seen (ISO dates; None without a time column or parsable values)."""
@@ -141,7 +152,7 @@ def read_log(path: Path, cols: LogColumns, span: LogSpan | None = None,
     """(queries, counts) per chunk: empty cells as "", a missing count as 1; a count that is not a whole number
     >= 0 is one line naming the file and the row."""
     first_row = 1
-    for frame in _chunks(path, cols, chunk_rows):
+    for frame in _readable(path, cols, chunk_rows):
         queries = frame[cols.query].fillna("").astype(str).tolist()
         if cols.count:
             raw = frame[cols.count]

@@ -37,7 +37,7 @@ class SampleParams:
     topics: int = 8
     band_shares: tuple[float, float] = (1 / 3, 2 / 3)
     band_counts: tuple[int, int] | None = None  # explicit count thresholds (head >=, torso >=) instead of shares
-    embed_limit: int = 20_000
+    embed_limit: int = 5_000
     date: str = ""  # ISO date of the sample (provenance)
     model: str = ""  # the embedding model of the topics
     split: str | None = None  # the task split the questions join (needed when the task has several)
