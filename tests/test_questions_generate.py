@@ -36,7 +36,7 @@ CLEAN = {
     "deploy": "who signs off on a release to prod",
     "printer": "third floor printing software needed",
     "wifi": "which wireless network for office guests",
-    "laptop": "my notebook computer got stolen what now",
+    "laptop": "my notebook computer got stolen, write to jane.doe@northwind.example",  # personal data: redacted
 }
 PLANTED = {
     "vpn-win": "Download NorthGate from the Software Center, then connect to the eu-west gateway?",  # copied wording
@@ -105,8 +105,11 @@ def test_only_clean_questions_are_kept_unverified_with_their_passage_pending(tmp
     assert len(rows) == 9 and len({"leave-us", "leave-uk"} & set(by_doc)) == 1
     assert not {"vpn-win", "pwd"} & set(by_doc)
     assert set(by_doc) - {"leave-uk"} <= set(CLEAN)
+    assert "personal data replaced in the kept questions: email x1" in out and "jane.doe" not in r.output
+    assert by_doc["laptop"]["query"] == "my notebook computer got stolen, write to [EMAIL]"
     for doc_id, row in by_doc.items():
-        assert row["query"] == CLEAN["leave-us"] if doc_id in ("leave-us", "leave-uk") else CLEAN[doc_id]
+        want = CLEAN["leave-us"] if doc_id in ("leave-us", "leave-uk") else CLEAN[doc_id]
+        assert row["query"] == want if doc_id != "laptop" else "jane.doe" not in row["query"]
         assert row["relevant"] == {doc_id: None}  # the source passage, grade pending
         assert row["tags"] == {"source": "llm:fake-writer-1", "verified": False}
         assert row["provenance"]["generator"] == "fake-writer-1" and row["provenance"]["clusters"] == 4

@@ -70,6 +70,9 @@ def generate_cmd(
     fails = ", ".join(f"{k} x{n}" for k, n in sorted(report.failures.items())) or "none"
     console.print(Text(f"kept {report.kept} of {report.asked}; dropped: {drops}; {report.requests} request(s), "
                        f"retried: {fails}"), soft_wrap=True)
+    if report.redacted:
+        console.print(Text("personal data replaced in the kept questions: " + ", ".join(
+            f"{kind} x{n}" for kind, n in sorted(report.redacted.items()))), soft_wrap=True)
     for ex in report.examples:
         what = f" ({ex['duplicates']}, Jaccard {ex['jaccard']:.2f})" if "duplicates" in ex else \
             f" ({ex['copied_words']} words copied)" if "copied_words" in ex else ""

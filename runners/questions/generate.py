@@ -6,7 +6,8 @@ keep them from bending the verdict:
   refused (its questions flatter its relatives) unless the user overrides it with a reason, kept in provenance;
 * passages drawn across the topics of the corpus (passages.py), one question each, not the first documents;
 * filters (question_filters.py): copied wording and near-duplicates dropped by the lint's own rules, each counted;
-* every kept question is stored `tags: {source: llm:<model>, verified: false}` with its source passage as its only
+* every kept question is redacted (redact.py: a passage may hold personal data) and stored
+  `tags: {source: llm:<model>, verified: false}` with its source passage as its only
   relevant document, grade pending (``relevant: {doc: null}``, ``provenance.source_doc``): it is not scored until
   a person accepts it and grades that passage in the judging app's question mode.
 The LLM is asked through the judge's client (execution/judging/writer_client.py): same endpoint rules, retries,
@@ -57,6 +58,7 @@ class GenerateReport:
     path: Path | None = None  # the added-questions file (None: nothing kept, nothing written)
     same_family: list[str] = field(default_factory=list)  # what the guard found (overridden, or nothing)
     override: str | None = None
+    redacted: dict[str, int] = field(default_factory=dict)  # kind -> values replaced in the kept questions
     #: the first dropped questions (id of the passage, reason, what it duplicates or copies): shown, never stored
     examples: list[dict[str, Any]] = field(default_factory=list)
     query_ids: list[str] = field(default_factory=list)
@@ -198,9 +200,16 @@ def generate_questions(cfg: BenchmarkConfig, task_cfg: Any, n: int, seed: int = 
                                 **({"duplicates": twin, "jaccard": round(what[1], 4)} if what else {}),
                                 **({"copied_words": verdict.copied[key]} if key in verdict.copied else {})})
     when = (today or dt.date.today()).isoformat()
-    rows = []
+    from .redact import Redactor
+
+    redactor, rows = Redactor(), []
     for key in verdict.kept:
-        d, question = draws[int(key)], answers[int(key)]
+        d = draws[int(key)]
+        # a passage may hold personal data, and a question may repeat it: redacted before it is written or shown
+        redaction = redactor.redact(str(answers[int(key)]))
+        question = redaction.text
+        for kind, n in redaction.counts.items():
+            report.redacted[kind] = report.redacted.get(kind, 0) + n
         prov = {"source_doc": d.doc_id, "generator": opts.model, "generator_identity": identity,
                 "prompt_sha256": hashlib.sha256(template.encode()).hexdigest(), "topic_model": TOPIC_MODEL,
                 "cluster": d.cluster, "clusters": k, "seed": seed, "language": language, "date": when}
