@@ -13,7 +13,8 @@ What it does, in a scratch copy of the demo project (the repository is not touch
 
 Writes docs/judging-demo.png (ana's screen) and docs/judging-demo.txt (the commands and their output).
 Needs the `playwright` package and Debian's `chromium` (as tests/test_judging_browser.py; no browser download).
-Usage: .venv/bin/python scripts/judging_demo.py [--items 60] [--keep DIR]
+Usage: .venv/bin/python scripts/judging_demo.py [--items 60] [--keep DIR] [--transcript]
+(--transcript: print the transcript alone, as docs/judging.md shows it; the checkout's MiniLM vectors are copied in)
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=60, help="pairs each rater grades")
     ap.add_argument("--keep", type=Path, help="scratch project folder to keep (default: a temporary one)")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--transcript", action="store_true",
+                    help="print the transcript alone (scripts/docs-outputs.sh pastes it into docs/judging.md)")
     args = ap.parse_args()
     if CHROMIUM is None:
         raise SystemExit("headless Chromium not found (apt-get install -y chromium)")
@@ -117,6 +120,10 @@ def main() -> None:
         src, dst = REPO / part, project / part
         dst.parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if src.is_dir() else shutil.copy)(src, dst)
+    cache = REPO / "results" / "private-mteb" / "embeddings"
+    if cache.is_dir():  # the checkout's MiniLM vectors (not its reranker scores): the first run encodes nothing
+        shutil.copytree(cache, project / "results" / "private-mteb" / "embeddings",
+                        ignore=lambda d, names: ["rerank"] if Path(d) == cache else [])
     log: list[str] = []
     cli(project, "run", "-c", "configs/benchmarks/demo.yaml", log=log)
     log.clear()  # the transcript starts at the judging
@@ -148,6 +155,10 @@ def main() -> None:
     transcript = "\n".join(log).replace(str(project), ".")  # the scratch copy's path is the reader's checkout
     (REPO / "docs" / "judging-demo.txt").write_text(transcript, encoding="utf-8")
     print(transcript)
+    if args.transcript:
+        if not args.keep:
+            shutil.rmtree(project, ignore_errors=True)
+        return
     print(f"screenshot: {shot}\nscratch project: {project}")
     summary = json.loads(cli(project, "labels", "agreement", "-t", TASK, "--format", "json", log=[]))
     print("sentence:", summary["sentence"])
