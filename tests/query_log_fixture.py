@@ -61,6 +61,52 @@ TOPICS: dict[str, list[str]] = {
     "payroll": ["payday", "payslip"],
 }
 
+#: each phrase of TOPICS -> the demo KB document that answers it (by its title): what a person who knows the
+#: knowledge base grades 2; the docs walk's stand-in rater (scripts/questions_demo_rater.py) grades by it
+ANSWERS: dict[str, str] = {
+    "vpn": "kb-vpn-01", "vpn not connecting": "kb-vpn-05", "northgate vpn mac": "kb-vpn-02",
+    "install vpn windows": "kb-vpn-03", "vpn linux setup": "kb-vpn-04", "vpn error codes": "kb-vpn-05",
+    "vpn split tunneling": "kb-vpn-07", "vpn while travelling": "kb-vpn-08", "pto": "kb-leave-01",
+    "how much pto do i get": "kb-leave-01", "sick leave": "kb-leave-04", "annual leave uk": "kb-leave-02",
+    "urlaub germany": "kb-leave-03", "company holidays": "kb-leave-06", "bereavement leave": "kb-leave-07",
+    "sabbatical": "kb-leave-09", "unpaid leave": "kb-leave-10", "jury duty leave": "kb-leave-08",
+    "expenses": "kb-expense-01", "submit expense report ledgerly": "kb-expense-02", "meal allowance": "kb-expense-03",
+    "per diem international": "kb-expense-04", "lost receipt": "kb-expense-05",
+    "corporate credit card": "kb-expense-06", "home office stipend": "kb-expense-07",
+    "mileage reimbursement": "kb-expense-10", "who approves expenses": "kb-expense-11", "mfa": "kb-mfa-01",
+    "reset mfa new phone": "kb-mfa-02", "yubikey setup": "kb-mfa-03", "mfa for contractors": "kb-mfa-04",
+    "forgot password": "kb-pwd-03", "password policy": "kb-pwd-01", "1password": "kb-pwd-04",
+    "password reset": "kb-pwd-03", "new laptop": "kb-laptop-02", "laptop stolen": "kb-laptop-03",
+    "broken laptop screen": "kb-laptop-05", "return laptop when leaving": "kb-laptop-04",
+    "linux laptop": "kb-laptop-06", "byod policy": "kb-laptop-07", "disk encryption fleetwatch": "kb-laptop-08",
+    "book travel tripdesk": "kb-travel-01", "flight class rules": "kb-travel-02", "hotel limit": "kb-travel-03",
+    "visa for business trip": "kb-travel-04", "travel insurance": "kb-travel-05",
+    "train travel europe": "kb-travel-06", "conference budget": "kb-travel-07", "health insurance": "kb-benefits-01",
+    "401k match": "kb-benefits-02", "uk pension": "kb-benefits-03", "learning budget": "kb-benefits-05",
+    "wellness stipend": "kb-benefits-06", "employee assistance program": "kb-benefits-07",
+    "open enrollment": "kb-benefits-08", "parental leave": "kb-parental-01", "maternity leave uk": "kb-parental-02",
+    "elternzeit": "kb-parental-03", "back from parental leave": "kb-parental-04",
+    "adoption support": "kb-parental-05", "deploy shipyard": "kb-deploy-01", "deploy freeze": "kb-deploy-02",
+    "rollback deploy": "kb-deploy-03", "hotfix process": "kb-deploy-04", "keystone sso": "kb-sso-01",
+    "add app to keystone": "kb-sso-02", "keystone login loop": "kb-sso-03", "access denied keystone": "kb-sso-03",
+    "wifi password": "kb-wifi-01", "guest wifi": "kb-wifi-02", "wifi slow": "kb-wifi-03",
+    "hotel wifi captive portal": "kb-wifi-04", "on call rotation": "kb-oncall-01", "on call pay": "kb-oncall-02",
+    "on call handoff": "kb-oncall-03", "beacon notifications": "kb-oncall-04", "incident severity": "kb-incident-01",
+    "declare incident": "kb-incident-02", "incident commander": "kb-incident-03",
+    "status page incident": "kb-incident-04", "office hours": "kb-fac-01", "lost badge": "kb-fac-02",
+    "book meeting room": "kb-fac-03", "desk booking perch": "kb-fac-04", "parking": "kb-fac-05",
+    "register visitor": "kb-fac-06", "lost and found": "kb-fac-09", "bike storage": "kb-fac-12",
+    "remote work policy": "kb-remote-01", "work from another country": "kb-remote-02", "anchor days": "kb-remote-03",
+    "internet allowance": "kb-remote-04", "report phishing": "kb-sec-01", "data classification": "kb-sec-02",
+    "usb drives allowed": "kb-sec-11", "chatgpt allowed": "kb-sec-09", "share files externally": "kb-sec-08",
+    "security training": "kb-sec-06", "add printer": "kb-print-01", "print release": "kb-print-02",
+    "printer jam": "kb-print-03", "performance review": "kb-perf-01", "self review tips": "kb-perf-02",
+    "promotion process": "kb-perf-05", "pip": "kb-perf-04", "strongbox secrets": "kb-secrets-01",
+    "rotate secret": "kb-secrets-02", "leaked secret in git": "kb-secrets-03", "forge ci": "kb-ci-01",
+    "flaky tests": "kb-ci-02", "ci cache slow": "kb-ci-03", "secrets in ci": "kb-ci-04", "payday": "kb-payroll-01",
+    "payslip": "kb-payroll-01",
+}
+
 _PREFIXES = ["", "", "", "how do i ", "how to ", "where is ", "help ", "what is the ", "can i ", "policy "]
 _SUFFIXES = ["", "", "", "?", " please", " urgent", " for contractors", " for managers", " 2026", " new hire",
              " not working", " faq"]

@@ -133,3 +133,16 @@ def test_the_demo_query_log_is_the_generators_output(tmp_path: Path) -> None:
     spec.loader.exec_module(module)
     made = make_query_log(n_rows=module.ROWS, seed=module.SEED).write(tmp_path / "query_log.csv")
     assert made.read_bytes() == (script.parent / "query_log.csv").read_bytes()
+
+
+def test_every_topic_phrase_names_a_demo_document_of_its_topic() -> None:
+    import json
+
+    from tests.query_log_fixture import ANSWERS
+
+    corpus = Path(__file__).resolve().parents[1] / "data" / "demo_kb" / "corpus.jsonl"
+    ids = {json.loads(line)["_id"] for line in corpus.read_text(encoding="utf-8").splitlines() if line}
+    for topic, phrases in TOPICS.items():
+        for phrase in phrases:
+            assert ANSWERS[phrase] in ids and ANSWERS[phrase].startswith(f"kb-{topic}-"), phrase
+    assert len(ANSWERS) == sum(len(p) for p in TOPICS.values())
