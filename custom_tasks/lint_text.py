@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from .markup import strip_markup
 from .normalize import normalize_text
@@ -102,8 +103,8 @@ def near_pairs_bulk(ids: Iterable[str], shingles_of: Callable[[str], frozenset[s
     text's signature is the element-wise minimum over its shingles': the same values ``near_pairs`` computes), the
     signatures are one uint32 matrix filled a permutation at a time, and the LSH bands (MinHashLSH's own b x r for
     the blocking threshold) are grouped with numpy: texts equal on a band are candidates, exactly as in the LSH
-    index. Every candidate is then confirmed with its exact Jaccard. ``shingles_of(id)`` is called when needed, so
-    no set is kept per text.
+    index. Every candidate is then confirmed with its exact Jaccard, computed on shingle ids in numpy batches;
+    ``shingles_of(id)`` is called once per text and no set is kept.
     """
     import numpy as np
     from datasketch import MinHash, MinHashLSH
@@ -125,30 +126,53 @@ def near_pairs_bulk(ids: Iterable[str], shingles_of: Callable[[str], frozenset[s
     per_shingle = np.empty((NUM_PERM, len(index)), dtype=np.uint32)  # one row per permutation: a gather stays in cache
     for col, m in enumerate(MinHash.generator(([s.encode("utf-8")] for s in index), num_perm=NUM_PERM, seed=seed)):
         per_shingle[:, col] = m.hashvalues
+    n_shingles = len(index)
     del index
     occurrences = np.asarray(flat, dtype=np.int64)
     del flat
-    bounds = np.asarray(starts, dtype=np.int64)
+    bounds = np.asarray(starts + [len(occurrences)], dtype=np.int64)
     signatures = np.empty((len(kept), NUM_PERM), dtype=np.uint32)
     for j in range(NUM_PERM):
-        signatures[:, j] = np.minimum.reduceat(per_shingle[j][occurrences], bounds)
-    del per_shingle, occurrences
-    candidates: set[tuple[int, int]] = set()
+        signatures[:, j] = np.minimum.reduceat(per_shingle[j][occurrences], bounds[:-1])
+    del per_shingle
+    codes: list[np.ndarray] = []
     for start, end in lsh.hashranges:
         band = np.ascontiguousarray(signatures[:, start:end]).view(np.dtype((np.void, 4 * (end - start)))).ravel()
         _, inverse, sizes = np.unique(band, return_inverse=True, return_counts=True)
-        shared = np.flatnonzero(sizes[inverse.ravel()] > 1)
-        order = shared[np.argsort(inverse.ravel()[shared], kind="stable")]
-        cuts = np.flatnonzero(np.diff(inverse.ravel()[order])) + 1
-        for bucket in np.split(order, cuts):
-            members = bucket.tolist()
-            candidates.update((a, b) for n, a in enumerate(members) for b in members[n + 1:])
+        inverse = inverse.ravel()
+        shared = np.flatnonzero(sizes[inverse] > 1)
+        order = shared[np.argsort(inverse[shared], kind="stable")]
+        for bucket in np.split(order, np.flatnonzero(np.diff(inverse[order])) + 1):
+            a, b = np.triu_indices(len(bucket), 1)
+            codes.append(bucket[a] * len(kept) + bucket[b])
+    del signatures
+    pairs = np.unique(np.concatenate(codes)) if codes else np.zeros(0, np.int64)
     found = []
-    for a, b in candidates:
-        score = jaccard(shingles_of(kept[a]), shingles_of(kept[b]))
-        if score >= threshold:
-            found.append((kept[a], kept[b], score))
+    for lo in range(0, len(pairs), 50_000):  # exact Jaccard of the candidates, on shingle ids, a batch at a time
+        a, b = np.divmod(pairs[lo:lo + 50_000], len(kept))
+        score = _exact_jaccard(occurrences, bounds, a, b, n_shingles)
+        found += [(kept[i], kept[j], float(x)) for i, j, x in zip(a.tolist(), b.tolist(), score.tolist())
+                  if x >= threshold]
     return sorted(found, key=lambda x: (-x[2], x[0], x[1]))
+
+
+def _exact_jaccard(occurrences: Any, bounds: Any, a: Any, b: Any, n_shingles: int) -> Any:
+    """|A & B| / |A | B| of each pair (a[k], b[k]): texts' shingle ids are runs of ``occurrences`` (each run
+    unique), so an id shared by both texts of pair k is the key ``k * n_shingles + id`` seen twice."""
+    import numpy as np
+
+    def runs(rows: Any) -> tuple[Any, Any]:
+        lengths = bounds[rows + 1] - bounds[rows]
+        pair = np.repeat(np.arange(len(rows)), lengths)
+        offset = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        return pair * n_shingles + occurrences[np.repeat(bounds[rows], lengths) + offset], lengths
+
+    keys_a, len_a = runs(a)
+    keys_b, len_b = runs(b)
+    keys = np.sort(np.concatenate([keys_a, keys_b]))
+    both = keys[1:][keys[1:] == keys[:-1]] // n_shingles
+    inter = np.bincount(both, minlength=len(a))
+    return inter / (len_a + len_b - inter)
 
 
 def groups(pairs: Iterable[tuple[str, str]]) -> list[list[str]]:
