@@ -39,18 +39,17 @@ def config_best(cfg: BenchmarkConfig, task_name: str, metric: str, results_dir: 
 def config_source_lines(cfg: BenchmarkConfig, task_name: str, metric: str, results_dir: Path) -> list[str]:
     """`stats`' verdict on each source of the task's questions (log / human / generated) and the warning when the
     generated ones crown another candidate; [] with one source, for a public task or without results."""
-    from .generator_guard import source_verdict_lines
+    from .generator_guard import SOURCE_TAG, source_verdict_lines
     from .label_notes import stats_tags
 
     entry = next((e for e in cfg.tasks if task_name_for(e, cfg) == task_name), task_name)
-    tags = stats_tags(entry, [], cfg)
-    if not tags:
+    if SOURCE_TAG not in stats_tags(entry, list(cfg.stats.tags), cfg):
         return []
     chosen = candidate_set(cfg)
     opts = cfg.stats
     try:
         rep = stats_report(results_dir, task_name, metric, n_resamples=opts.resamples, seed=opts.seed,
-                           confidence=opts.confidence, method=opts.method, models=list(chosen.names), tags=tags,
+                           confidence=opts.confidence, method=opts.method, models=list(chosen.names), tags=[SOURCE_TAG],
                            strict_tags=False, task_source=entry)
     except AnalysisError:
         return []
