@@ -43,12 +43,14 @@ def reader_paths(text: str) -> str:
 
 
 def output_of(cmd: str) -> str:
-    """What `cmd` prints (stdout and stderr, as a user sees it), terminal-wide tables at 120 columns."""
+    """What `cmd` prints (stdout and stderr interleaved, as a user sees it), terminal-wide tables at 120 columns
+    unless the command sets COLUMNS itself (`COLUMNS=170 private-mteb latency ...`: a table that wide)."""
     env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
-    proc = subprocess.run(["bash", "-c", cmd], cwd=ROOT, env=env, capture_output=True, text=True)
-    text = reader_paths(proc.stdout + proc.stderr)
+    proc = subprocess.run(["bash", "-c", cmd], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    text = reader_paths(proc.stdout)
     lines = [ln.rstrip() for ln in text.rstrip("\n").split("\n")]
-    head = [f"$ {cmd}"] if cmd.startswith("private-mteb ") else []
+    head = [f"$ {cmd}"] if re.sub(r"^(?:[A-Z_]+=\S+\s+)*", "", cmd).startswith("private-mteb ") else []
     tail = [f"(exit {proc.returncode})"] if proc.returncode else []
     return "\n".join(head + lines + tail) + "\n"
 
