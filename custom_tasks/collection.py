@@ -91,6 +91,13 @@ class Collection:
         h.update(b"".join(tail))
         return h.hexdigest()[:16]
 
+    def awaiting_judgment(self) -> list[str]:
+        """Added questions with no graded document in any split (file order): counted and pooled, not scored.
+        Computed from the qrels, so a copy with more grades (LLM labels filling unjudged pairs) counts right."""
+        if self.added is None:
+            return []
+        return [q for q in self.added.scored_or_awaiting if not any(q in qrels for qrels in self.qrels.values())]
+
     def split_queries(self, split: str) -> dict[str, str]:
         """Queries that have at least one label in this split."""
         return {qid: self.queries[qid] for qid in self.qrels.get(split, {}) if qid in self.queries}

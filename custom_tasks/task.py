@@ -96,11 +96,11 @@ class PrivateRetrievalTask(PerQueryCapture, AbsTaskRetrieval):
         positive label before searching, so without this no candidate would rank them and `labels pool` could
         not pool them. Their rankings are kept apart (``awaiting_rankings``) and never scored."""
         scores = evaluate_subset(self, model, data_split, **kwargs)
-        added = self.collection.added if self.collection is not None else None
-        if added is not None and added.awaiting and kwargs.get("hf_split") == self.eval_splits[0]:
+        awaiting = self.collection.awaiting_judgment() if self.collection is not None else []
+        if awaiting and kwargs.get("hf_split") == self.eval_splits[0]:
             from datasets import Dataset
 
-            ids = [q for q in added.awaiting if q in self.collection.queries]
+            ids = [q for q in awaiting if q in self.collection.queries]
             queries = Dataset.from_dict({"id": ids, "text": [self.collection.queries[q] for q in ids]})
             # a stand-in label keeps them through mteb's filter; the scores of that call are thrown away
             split = {"corpus": data_split["corpus"], "queries": queries, "top_ranked": None,

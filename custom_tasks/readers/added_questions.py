@@ -97,8 +97,7 @@ def finish_added(collection: Collection) -> Collection:
     """Which added questions still await judgment (again after a labels file graded some of them)."""
     note = collection.added
     if note is not None:
-        note.awaiting = [q for q in note.scored_or_awaiting
-                         if not any(q in qrels for qrels in collection.qrels.values())]
+        note.awaiting = collection.awaiting_judgment()
     return collection
 
 

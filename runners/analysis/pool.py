@@ -58,7 +58,7 @@ def build_pool(results_dir: Path, collection: Collection, models: Sequence[str],
     if split not in collection.qrels:
         raise AnalysisError(f"task '{collection.name}' has no split '{split}' (splits: {collection.splits})")
     qrels = collection.qrels[split]
-    awaiting = [q for q in (collection.added.awaiting if collection.added is not None else []) if q not in qrels]
+    awaiting = [q for q in collection.awaiting_judgment() if q not in qrels]
     pairs: set[tuple[str, str]] = set()
     per_model: dict[str, int] = {}
     for model in models:

@@ -28,7 +28,8 @@ from custom_tasks.readers.added_questions import source_kind
 from ..config.benchmark import BenchmarkConfig
 from ..config.task_lookup import task_config_for
 from .errors import AnalysisError
-from .per_query import paired_query_scores, task_config_collection
+from .judged import task_collection
+from .per_query import paired_query_scores
 
 WEIGHT_TAG = "weight"
 KIND_ORDER = ("human", "log", "generated")
@@ -64,17 +65,18 @@ def count_lines(c: Collection, splits: Sequence[str] | None = None) -> list[str]
             left.append(f"{sum(added.rejected.values())} rejected in review ({_kinds(added.rejected)})")
         if left:
             lines.append(f"{c.name}: left out: " + "; ".join(left))
-        if added.awaiting:
+        if c.awaiting_judgment():
             lines.append(awaiting_line(c))
     return lines
 
 
 def awaiting_line(c: Collection) -> str:
     """'N questions await judgment' for a collection with added questions awaiting it ('' when none)."""
-    n = len(c.added.awaiting) if c.added is not None else 0
+    awaiting = c.awaiting_judgment()
+    n = len(awaiting)
     if not n:
         return ""
-    kinds = Counter(source_kind(c.query_tags.get(q, {}).get("source")) for q in c.added.awaiting)
+    kinds = Counter(source_kind(c.query_tags.get(q, {}).get("source")) for q in awaiting)
     return (f"{c.name}: {n} question{'s' if n != 1 else ''} await{'' if n != 1 else 's'} judgment ({_kinds(kinds)}; "
             "not scored): grade them with `labels pool` / `labels serve`")
 
@@ -122,7 +124,7 @@ def question_lines(bench: BenchmarkConfig, entry: str, task_name: str, names: Se
     [] for a public task or one whose files or results the command itself reports on."""
     try:
         cfg = task_config_for(entry, bench)
-        c = task_config_collection(cfg)
+        c = task_collection(entry, bench)  # with the LLM grades its `labels:` policy scores on
     except Exception:  # a public task, or files `stats` complains about itself
         return []
     lines = count_lines(c, [split])
@@ -142,14 +144,14 @@ def questions_json(bench: BenchmarkConfig, entries: Sequence[tuple[str, str]], n
     for entry, task_name in entries:
         try:
             cfg = task_config_for(entry, bench)
-            c = task_config_collection(cfg)
+            c = task_collection(entry, bench)
         except Exception:  # a public task, or files `stats` reports on itself
             continue
         if not count_lines(c, [split]):
             continue
         added = c.added
         doc: dict[str, Any] = {"scored_by_source": dict(scored_by_source(c, [split])),
-                               "awaiting_judgment": len(added.awaiting) if added else 0,
+                               "awaiting_judgment": len(c.awaiting_judgment()),
                                "left_out": {"unverified": dict(added.unverified) if added else {},
                                             "rejected": dict(added.rejected) if added else {}}}
         try:
