@@ -33,6 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from runners.analysis.decisive_order import decisive_order  # noqa: E402
 from runners.analysis.judged import ranked_ids  # noqa: E402
+from runners.analysis.replan_order import Replanner  # noqa: E402
 from runners.analysis.verdict_bounds import ndcg, pair_bounds  # noqa: E402
 
 Rankings = dict[str, dict[str, dict[str, float]]]
@@ -70,6 +71,9 @@ def verdicts(m: dict[str, float]) -> tuple[str, tuple[int, ...]]:
                                                  for b in names[i + 1:])
 
 
+DYNAMIC = ("replanned", "oracle")
+
+
 def simulate(rankings: Rankings, truth: Qrels, scale: list[int], k: int, order: str, seed: int,
              batch: int, settle_every: int) -> tuple[int, int | None, int]:
     """(judgments until today's verdicts equal the full grades' for good, until status settles all, pool size)."""
@@ -78,14 +82,24 @@ def simulate(rankings: Rankings, truth: Qrels, scale: list[int], k: int, order: 
     in_pool = set(pool)
     known: Qrels = {q: {d: g for d, g in truth[q].items() if (q, d) not in in_pool} for q in queries}
     full = verdicts(means(rankings, truth, k))
-    seq = order_of(order, rankings, pool, k, seed)
+    planner = None
+    if order in DYNAMIC:  # re-planned after every batch from the grades so far (runners/analysis/replan_order.py)
+        planner = Replanner(rankings, known, scale, k, seed=seed,
+                            assume=(lambda q, d: truth[q].get(d, 0)) if order == "oracle" else None)
+        seq: list[tuple[str, str]] = []
+    else:
+        seq = order_of(order, rankings, pool, k, seed)
     agree_from, settled_at = None, None
-    for n in range(0, len(seq) + batch, batch):
+    for n in range(0, len(pool) + batch, batch):
+        if planner is not None and n:
+            seq += [(w.query_id, w.doc_id) for w in planner.order()[:batch]]
         for q, d in seq[max(0, n - batch):n]:
             known[q][d] = truth[q].get(d, 0)
+            if planner is not None:
+                planner.grade(q, d, known[q][d])
         ok = verdicts(means(rankings, known, k)) == full
         agree_from = (agree_from if agree_from is not None else n) if ok else None
-        if settled_at is None and (n % settle_every == 0 or n >= len(seq)):
+        if settled_at is None and (n % settle_every == 0 or n >= len(pool)):
             bounds = pair_bounds(rankings, known, scale, k)
             if all(b.verdict in ("A", "B") for b in bounds):
                 signs = tuple(1 if b.verdict == "A" else -1 for b in bounds)
@@ -93,8 +107,8 @@ def simulate(rankings: Rankings, truth: Qrels, scale: list[int], k: int, order: 
                 settled_at = n
         if settled_at is not None and agree_from is not None:
             break
-    return min(agree_from if agree_from is not None else len(seq), len(seq)), \
-        None if settled_at is None else min(settled_at, len(seq)), len(seq)
+    return min(agree_from if agree_from is not None else len(pool), len(pool)), \
+        None if settled_at is None else min(settled_at, len(pool)), len(pool)
 
 
 def generated(seed: int, n_queries: int = 150, n_docs: int = 300, noise: tuple[float, ...] = (0.9, 1.0, 1.1)
@@ -150,6 +164,9 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=10, help="judgments between two looks at today's verdicts")
     ap.add_argument("--settle-every", type=int, default=100, help="judgments between two `labels status` looks")
     ap.add_argument("-k", type=int, default=10)
+    ap.add_argument("--orders", default="random,depth,decisive,replanned,oracle",
+                    help="oracle: re-planned with the hidden grades known (a reference no real order can beat by "
+                         "much, not an order a team can use)")
     ap.add_argument("--smoke", action="store_true",
                     help="one tiny generated collection and one seed: checks the script runs, measures nothing")
     args = ap.parse_args()
@@ -164,7 +181,7 @@ def main() -> None:
     for name, rankings, truth, scale in cases:
         runs = {o: [simulate(rankings, truth, scale, args.k, o, s, args.batch, args.settle_every)
                     for s in range(args.seeds)]
-                for o in ("random", "depth", "decisive")}
+                for o in args.orders.split(",")}
         report(name, runs)
 
 

@@ -107,3 +107,28 @@ def test_plan_in_the_decisive_order(ran, tmp_path):
     r = CliRunner().invoke(app, ["labels", "plan", "-t", TASK, "--pool", str(tmp_path / "none.jsonl"), "--raters",
                                  "ana", "--order", "decisive"])
     assert r.exit_code == 2 and "give -c CONFIG" in " ".join(r.output.split())
+
+
+def test_stats_and_check_print_the_same_unjudged_mark(ran):
+    """One verdict: `stats` (candidates in the config's order) and `check` (baseline BM25 first) print the same
+    line for the pair, with each candidate's unjudged places in its top-10 and the bounds `labels status` gives."""
+    from runners.analysis.judged import stored_rankings
+    from runners.analysis.unjudged_mark import unjudged_in_top
+
+    cfg, path = ran
+    flat = lambda out: " ".join(out.split())  # noqa: E731  (rich wraps long lines)
+    stats = CliRunner().invoke(app, ["stats", "-c", str(path), "-m", "ndcg_at_10", "--resamples", "200"])
+    assert stats.exit_code == 0, stats.output
+    check = CliRunner().invoke(app, ["check", "-c", str(path), "--baseline", "BM25", "--candidate", "MiniLM",
+                                     "--resamples", "200"])
+    assert check.exit_code in (0, 1), check.output
+    mark = [ln for ln in flat(stats.output).split("unjudged: ")[1:]]
+    assert len(mark) == 1, stats.output
+    line = "unjudged: " + mark[0].split(" BM25 analyzer")[0].strip()
+    assert line in flat(check.output), (line, check.output)
+    st = json.loads(CliRunner().invoke(app, ["labels", "status", "-c", str(path), "--format", "json"]).output)
+    (p,) = st["pairs"]
+    assert (": settled, " in line) == (p["verdict"] == "settled")
+    qrels = task_collection(cfg.tasks[0], cfg).qrels["test"]
+    for m in cfg.models:
+        assert f" {unjudged_in_top(stored_rankings(cfg.results_path, m.results_name, TASK)[0], qrels):,} " in line

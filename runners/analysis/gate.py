@@ -146,7 +146,7 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
                     seed: int = 0, allow_missing: bool = False, allow_changed_data: bool = False,
                     qrels: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
                     only: Container[str] | None = None, mode: str = "fixed",
-                    looks: LookStore | None = None) -> GateRun:
+                    looks: LookStore | None = None, scales: Mapping[str, list[int]] | None = None) -> GateRun:
     """Compare candidate vs baseline on every (model, task) the baseline has.
 
     Each side is a results folder (then models are matched by name) or a model name/label in
@@ -157,7 +157,8 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
     `GateRun.data_notes` says how the corpus changed, once per task. When questions or labels differ, that is
     an AnalysisError counting what changed, unless `allow_changed_data` (then the gate decides on the unchanged
     queries and `GateRun.data_notes` says on how many).
-    `qrels` (task -> labels) gives judged@10 its labels; by default a task is looked up by name in configs/tasks.
+    `qrels` (task -> labels) gives judged@10 its labels; by default a task is looked up by name in configs/tasks;
+    `scales` (task -> its grade scale) bounds the unjudged pairs' grades (default: the task's YAML, else its labels').
     `only`: results names to check (a config's candidates, candidate_set.config_names); default: all.
     `mode`: fixed (one look) or anytime (confseq.py); `looks`: where each decision is counted (gate_looks.py), per
     candidate label, task and baseline (its model and folder, relative to the working directory: CI's checkout
@@ -233,7 +234,8 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
         if labels and not p.same_data:  # judged@10 on the queries the gate decided on, as the scores
             paired = set(p.paired)
             labels = {q: docs for q, docs in labels.items() if q in paired}
-        notes += judged_notes(task, base_dir, b, cand_dir, c, labels, split, seed)
+        notes += judged_notes(task, base_dir, b, cand_dir, c, labels, split, seed,
+                              scale=(scales or {}).get(task))
     data_notes = list(dict.fromkeys(notes_seen))  # one line per task and change, however many models share it
     return GateRun(out, missing, notes, pairings, data_notes, corpora)
 
@@ -271,8 +273,9 @@ def _task_qrels(task: str, split: str, given: Mapping[str, Mapping[str, Mapping[
 
 def judged_notes(task: str, base_dir: Path, base: str, cand_dir: Path, cand: str,
                  qrels: Mapping[str, Mapping[str, int]] | None, split: str = "test", seed: int = 0,
-                 k: int = 10) -> list[str]:
-    """`task: judged@10: baseline B 0.95, candidate C 0.70` and, when C is clearly lower, the warning."""
+                 k: int = 10, scale: list[int] | None = None) -> list[str]:
+    """`task: judged@10: baseline B 0.95, candidate C 0.70`, when C is clearly lower the warning, and the mark
+    of the verdict the unjudged pairs could reverse (unjudged_mark.py: the line `stats` prints for the pair)."""
     from .judged import DEFAULT_MARGIN, _below_baseline, judged_scores, nan_mean, stored_rankings
 
     if not qrels:
@@ -285,7 +288,15 @@ def judged_notes(task: str, base_dir: Path, base: str, cand_dir: Path, cand: str
     lb, lc = label_of(base_dir, base), label_of(cand_dir, cand)
     lines = [f"{task}: judged@{k}: baseline {lb} {nan_mean(sb):.2f}, candidate {lc} {nan_mean(sc):.2f}"]
     warning = _below_baseline(cand_dir, task, sc, sb, cand, base, k, DEFAULT_MARGIN, seed, labels=(lc, lb))
-    return lines + ([f"warning: {warning}"] if warning else [])
+    lines += [f"warning: {warning}"] if warning else []
+    if lb != lc:  # could the unjudged pairs reverse baseline vs candidate? (the line `stats` prints too)
+        from .unjudged_mark import mark_lines, task_scale
+
+        rankings = {"b": stored_rankings(base_dir, base, task, split)[0],
+                    "c": stored_rankings(cand_dir, cand, task, split)[0]}
+        grades = scale or task_scale(task, qrels)
+        lines += [f"{task}: {m}" for m in mark_lines(rankings, {"b": lb, "c": lc}, qrels, grades, k)]
+    return lines
 
 
 def _tasks_with_runs(results_dir: Path) -> set[str]:

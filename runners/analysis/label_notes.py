@@ -1,6 +1,8 @@
 """What `stats` (and check/report/inspect) say about the labels behind the scores, in a few lines.
 
-judged@10 of every candidate with the below-the-baseline warning (judged.py), and the generator guard
+judged@10 of every candidate with the below-the-baseline warning (judged.py), the mark of each pair's nDCG@10
+verdict that the unjudged pairs in their top-10 could reverse (unjudged_mark.py, the same line `check` prints),
+and the generator guard
 (generator_guard.py): the default `source` breakdown and the same-family warning; the questions by source, those
 left out or awaiting judgment and the traffic-weighted mean (question_notes.py); when LLM grades count
 (`labels: {use_llm: fill_unjudged}`), which judge's, and the warning for candidates of the judge's family.
@@ -46,6 +48,9 @@ def label_notes(bench: BenchmarkConfig, entry: str, models: Sequence[str], k: in
     if rep is not None:
         lines.append(judged_line(rep, k))
         lines += [f"warning: {w}" for w in rep.warnings]
+        from .unjudged_mark import config_marks
+
+        lines += config_marks(bench, entry, list(models), k)
     lines += question_lines(bench, entry, cfg.name, models, cfg.main_score)  # by source, awaiting, weighted
     cands = [(m, label_of(bench.results_path, m)) for m in models]
     lines += [f"warning: {w}" for w in generator_warnings(cfg.name, cfg.generated_by, cands)]

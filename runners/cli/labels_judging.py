@@ -177,6 +177,16 @@ def register(app: typer.Typer) -> None:
                                                                 else "items")
         console.print(Text(f"{cfg.name}: {len(s.items)} {what}, {started.resumed} judged before; grades -> "
                            f"{display_path(s.path)}"), highlight=False)
+        if config is not None and not adjudicate:  # the decisive order, re-planned after every grade (issue 39)
+            from ..config.task_lookup import pick_task
+            from ..judging.live_plan import LivePlan
+
+            bench = load_config(config)
+            s.live = LivePlan.for_config(bench, pick_task(bench, task), models_of(bench, models), s, depth, split,
+                                         seed)
+            console.print(Text("order: decisive, re-planned after every grade from the candidates' rankings "
+                               "(runners/analysis/replan_order.py); the page's panel says which verdicts are "
+                               "settled"), highlight=False)
         if not adjudicate:
             _unverified_hint(cfg)
         run_server(s, host, port, announce)

@@ -65,10 +65,13 @@ def make_app(session: JudgingSession, token: str | None = None, title: str = "")
         body = page_html(nonce, title or session.cfg.name, session.rater, session.cfg.grades)
         return HTMLResponse(body, headers={"Content-Security-Policy": content_policy(nonce)})
 
+    def verdicts() -> list[dict[str, Any]] | None:  # the status panel (live_plan.py), with -c CONFIG only
+        return session.live.status() if session.live is not None else None
+
     async def state(request: Request) -> Response:
         return JSONResponse({"task": session.cfg.name, "rater": session.rater, "start": session.first_open(),
                              "grades": {str(k): v for k, v in session.cfg.grades.items()},
-                             "progress": session.progress()})
+                             "progress": session.progress(), "verdicts": verdicts()})
 
     async def item(request: Request) -> Response:
         try:
@@ -80,17 +83,24 @@ def make_app(session: JudgingSession, token: str | None = None, title: str = "")
         try:
             body = await request.json()
             i, status = int(body["index"]), str(body.get("status", "graded"))
-            grade = body.get("grade")
+            grade, key = body.get("grade"), body.get("key")
         except (ValueError, KeyError, TypeError):
             return JSONResponse({"error": "send {index, grade, status}"}, status_code=400)
         try:
             async with lock:  # the fsync happens before the answer: an acknowledged grade is on disk
+                if key is not None and 0 <= i < len(session.items) and list(session.items[i].key) != list(key):
+                    # the order was re-planned since this page asked for item i: never grade another pair
+                    return JSONResponse({"error": "the order changed: this item moved, reload the page"},
+                                        status_code=409)
                 rec = await asyncio.to_thread(session.judge, i, grade, status)
+                if session.live is not None:  # re-plan the items after i from the grades so far
+                    await asyncio.to_thread(session.live.graded, session, i, grade if status == "graded" else None)
         except AnalysisError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
         nxt = next((j for j in range(i + 1, len(session.items)) if session.items[j].key not in session.judged),
                    session.first_open())
-        return JSONResponse({"saved": rec["time"], "next": nxt, "progress": session.progress()})
+        return JSONResponse({"saved": rec["time"], "next": nxt, "progress": session.progress(),
+                             "verdicts": verdicts()})
 
     routes = [Route("/", index), Route("/api/state", state), Route("/api/item/{i:int}", item),
               Route("/api/judge", judge, methods=["POST"])]

@@ -24,6 +24,7 @@ kbd{border:1px solid #bbb;border-bottom-width:2px;border-radius:3px;padding:0 .3
  border:1px solid #ccc;border-radius:4px;background:#fff;cursor:pointer;font:inherit}
 #grades button.chosen{border-color:#2d6cdf;background:#e8f0fd} #status{min-height:1.5rem;margin-top:.6rem}
 #status.bad{color:#b00020;font-weight:600} #status.ok{color:#1b7a2e} #done{display:none}
+#verdicts{margin-top:1rem;font-size:.85rem} #verdicts li.settled{color:#1b7a2e}
 """
 
 #: what both modes' pages share: the API call with the token, and the marking of the question's words
@@ -58,7 +59,16 @@ function marked(el, text, terms) {
 """
 
 SCRIPT = COMMON_SCRIPT + r"""
-let state = null, cur = 0, busy = false, saved = 0;
+let state = null, cur = 0, busy = false, saved = 0, curKey = null;
+function showVerdicts(v) {  // labels serve -c CONFIG: settled / open per pair of candidates (live_plan.py)
+  if (!v) return;
+  $('verdicts').hidden = false;
+  $('pairs').replaceChildren(...v.map(p => {
+    const li = document.createElement('li'); li.textContent = p.sentence;
+    li.className = p.settled ? 'settled' : 'open'; return li;
+  }));
+  document.body.dataset.settled = String(v.filter(p => p.settled).length);
+}
 function minutes(s) { return s >= 3600 ? (s / 3600).toFixed(1) + ' h' : Math.max(1, Math.round(s / 60)) + ' min'; }
 function showProgress(p) {
   $('bar').max = Math.max(1, p.total); $('bar').value = p.done;
@@ -72,7 +82,7 @@ async function show(i) {
     $('item').hidden = true; $('done').style.display = 'block'; document.body.dataset.index = 'done'; return;
   }
   const it = await api('/api/item/' + i);
-  cur = i; $('item').hidden = false; $('done').style.display = 'none';
+  cur = i; curKey = it.key; $('item').hidden = false; $('done').style.display = 'none';
   $('num').textContent = 'item ' + (i + 1) + ' of ' + state.progress.total;
   marked($('query'), it.query, []);
   marked($('title'), it.title, it.terms);
@@ -81,16 +91,16 @@ async function show(i) {
     b.classList.toggle('chosen', it.status === 'graded' && String(it.grade) === b.dataset.grade));
   say(it.status ? ('already ' + (it.status === 'graded' ? 'graded ' + it.grade : it.status)) : '');
   state.progress = it.progress; showProgress(it.progress);
-  document.body.dataset.index = String(i);
+  document.body.dataset.index = String(i); document.body.dataset.key = it.key.join('/');
 }
 async function judge(grade, status) {
   if (busy || cur >= state.progress.total) return;
   busy = true; say('saving…');
   let ok = false;
   try {
-    const r = await api('/api/judge', {index: cur, grade: grade, status: status});
+    const r = await api('/api/judge', {index: cur, key: curKey, grade: grade, status: status});
     ok = true; saved += 1;
-    state.progress = r.progress; showProgress(r.progress);
+    state.progress = r.progress; showProgress(r.progress); showVerdicts(r.verdicts);
     await show(r.next);
     say('saved ✓ ' + (status === 'graded' ? 'grade ' + grade : status), 'ok');
   } catch (e) {
@@ -120,7 +130,8 @@ document.addEventListener('click', (ev) => {
   else if (a === 'next' && cur < state.progress.total - 1) show(cur + 1);
 });
 (async () => {
-  try { state = await api('/api/state'); showProgress(state.progress); await show(state.start); }
+  try { state = await api('/api/state'); showProgress(state.progress); showVerdicts(state.verdicts);
+        await show(state.start); }
   catch (e) { say('cannot reach the judging server: ' + e.message, 'bad'); }
 })();
 """
@@ -147,5 +158,8 @@ def page_html(nonce: str, title: str, rater: str, grades: dict[int, str]) -> str
 <button data-action="skip"><kbd>s</kbd> skip</button><button data-action="unsure"><kbd>u</kbd> unsure</button>
 <button data-action="prev"><kbd>←</kbd> previous</button><button data-action="next"><kbd>→</kbd> next</button>
 </div><div id="status" role="status" aria-live="polite"></div>
-<p class="label">each judgment is on disk before the next item shows</p></aside></main>
+<p class="label">each judgment is on disk before the next item shows</p>
+<details id="verdicts" hidden><summary class="label">verdicts: settled or open</summary>
+<p>whatever the pairs nobody graded yet turn out to be (no item shows which candidate found it)</p>
+<ul id="pairs"></ul></details></aside></main>
 <script nonce="{nonce}">{SCRIPT}</script></body></html>"""

@@ -35,6 +35,7 @@ class JudgingSession:
     times: list[float] = field(default_factory=list)  # epoch seconds of this rater's judgments, in file order
     warnings: list[str] = field(default_factory=list)
     log: RaterLog | None = None
+    live: Any = None  # live_plan.LivePlan with `labels serve -c CONFIG`: re-plans the order after each judgment
 
     @classmethod
     def open(cls, cfg: TaskConfig, rater: str, items: list[Item], path: Path) -> JudgingSession:
@@ -71,7 +72,7 @@ class JudgingSession:
             raise AnalysisError(f"no item {i} (0..{len(self.items) - 1})")
         it = self.items[i]
         j = self.judged.get(it.key)
-        return {"index": i, "query": _shown(it.query), "title": _shown(it.title), "text": _shown(it.text),
+        return {"index": i, "key": list(it.key), "query": _shown(it.query), "title": _shown(it.title), "text": _shown(it.text),
                 "terms": question_terms(it.query, tuple(self.cfg.languages)), "grade": j.grade if j else None, "status": j.status if j else None}
 
     def judge(self, i: int, grade: int | None, status: str) -> dict[str, Any]:
