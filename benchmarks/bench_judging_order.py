@@ -9,7 +9,10 @@ the script asks two questions of the grades known so far:
   for every pair and the same best candidate, from this batch on?
 
 Orders: random (a seeded shuffle: what `labels pool` / `labels serve` do), depth (the best rank any candidate
-gives the document first: depth-first pooling), decisive (runners/analysis/decisive_order.py).
+gives the document first: depth-first pooling), decisive (runners/analysis/decisive_order.py, the static order of
+`labels plan --order decisive`), replanned (runners/analysis/replan_order.py, re-planned after every batch from
+the grades so far: what `labels serve -c CONFIG` serves), oracle (the same re-planning with each gain computed for
+the hidden true grade instead of 0: a reference for what knowing the grades would buy; greedy, so not a lower bound).
 
 Collections:
 * ``-c CONFIG``: a config's task with stored rankings (`private-mteb run` first). The truth is the task's labels
