@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from custom_tasks.lint_text import char_shingles, groups, near_pairs_bulk, words
+from custom_tasks.lint_text import char_shingles, near_pairs_bulk, words
 
 #: the Redactor's replacement tokens ([EMAIL], [PHONE], ...): kept apart from words a user typed
 PLACEHOLDER = re.compile(r"\[([A-Z_]+)\]")
@@ -132,21 +132,37 @@ def aggregate(chunks: Iterable[tuple[list[str], list[int]]], redactor: Any, rule
 
 
 def merge_near_duplicates(agg: Aggregate, rules: Rules, examples: int = 3) -> None:
-    """Fold each group of near-duplicates into its most searched member (counts summed, spellings of the kept
-    one written); ``agg.near_examples`` keeps the largest groups' spellings (already redacted) for the report."""
+    """Fold near-duplicates into the most searched query they are near (counts summed, the kept one's spellings
+    written); ``agg.near_examples`` keeps the largest groups' spellings (already redacted) for the report.
+
+    Not the connected groups the lint reports (``groups``): in a log, "install vpn" ~ "can i install vpn" ~ "can i
+    install vpn again" chain into queries the threshold never called alike. Here the most searched query not yet
+    folded keeps the queries that are near *it* (pairs at the threshold, exactly), then the next, so every folded
+    query is within the threshold of the one it is counted under.
+    """
     k = rules.shingle
     pairs = near_pairs_bulk(agg.entries, lambda key: char_shingles(key.split(), k), rules.near_threshold,
                             seed=rules.seed)
-    found = groups((a, b) for a, b, _ in pairs)
-    agg.near_groups = len(found)
+    near: dict[str, list[str]] = {}
+    for a, b, _ in pairs:
+        near.setdefault(a, []).append(b)
+        near.setdefault(b, []).append(a)
+    folded: set[str] = set()
     merged: list[tuple[int, list[str]]] = []
-    for members in found:
-        keep = min(members, key=lambda m: (-agg.count(m), m))
-        shown = [agg.text(keep)] + [agg.text(m) for m in members if m != keep][:2]
+    for keep in sorted(near, key=lambda m: (-agg.count(m), m)):
+        if keep in folded:
+            continue
+        members = sorted(m for m in near[keep] if m not in folded and m in agg.entries and m != keep)
+        if not members:
+            continue
+        members.sort(key=lambda m: (-agg.count(m), m))
+        shown = [agg.text(keep)] + [agg.text(m) for m in members[:2]]
+        folded.add(keep)
         for m in members:
-            if m != keep:
-                agg.entries[keep][0] += agg.entries.pop(m)[0]
-                agg.near_merged += 1
+            folded.add(m)
+            agg.entries[keep][0] += agg.entries.pop(m)[0]
+            agg.near_merged += 1
+        agg.near_groups += 1
         merged.append((agg.count(keep), shown))
     merged.sort(key=lambda x: (-x[0], x[1]))
     agg.near_examples = [shown for _, shown in merged[:examples]]
