@@ -11,8 +11,8 @@ Two rules over every fenced block of README.md and docs/*.md:
    that is neither a `$ ` command nor a `#` comment, i.e. it shows what a command printed. Every transcript sits
    between `<!-- docs-output: COMMAND -->` and `<!-- /docs-output -->`, so scripts/docs-outputs.sh re-makes it
    from a real run. A block of only `$ ` commands and comments is a command listing and needs no marker.
-   NOT_YET_REMADE names (page, first command, its `#` comment left out) of the transcripts still pasted by hand: a new one fails, and so does a
-   listed one that is gone (drop it from the list), so the list only shrinks.
+   NOT_YET_REMADE named (page, first command, its `#` comment left out) the transcripts still pasted by hand, so
+   the list could only shrink; it is empty now: every transcript is re-made, and a pasted one fails.
 """
 
 from __future__ import annotations
@@ -28,9 +28,7 @@ from conftest import REPO
 
 MACHINE = re.compile(r"(?<![\w.~-])/(?:work|tmp|root|home|Users|var/folders)(?=/|\s|$|[\"'`:),])")
 
-NOT_YET_REMADE = {
-    ("docs/latency.md", "$ python benchmarks/bench_latency.py"),
-}
+NOT_YET_REMADE: set[tuple[str, str]] = set()  # empty since every transcript is re-made: it may only stay so
 
 
 def pages() -> list[Path]:
