@@ -128,6 +128,9 @@ def test_stats_and_check_print_the_same_unjudged_mark(ran):
                       flat(stats.output))
     assert len(mark) == 1, stats.output
     line = mark[0]
+    as_json = CliRunner().invoke(app, ["stats", "-c", str(path), "-m", "ndcg_at_10", "--resamples", "200",
+                                       "--format", "json"])
+    assert json.loads(as_json.output)["unjudged"] == {TASK: [line]}
     assert line in flat(check.output), (line, check.output)
     st = json.loads(CliRunner().invoke(app, ["labels", "status", "-c", str(path), "--format", "json"]).output)
     (p,) = st["pairs"]

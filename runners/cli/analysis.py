@@ -225,6 +225,10 @@ def stats_cmd(
         from ..analysis.question_notes import questions_json  # by source, left out, awaiting, traffic-weighted
 
         doc.update({"questions": q} if (q := questions_json(cfg, entries, names)) else {})
+        from ..analysis.unjudged_mark import config_marks  # the lines the table prints under judged@10
+
+        marks = {name: m for entry, name in entries if (m := config_marks(cfg, entry, names))}
+        doc.update({"unjudged": marks} if marks else {})
         typer.echo(json.dumps(doc, indent=1, allow_nan=False))
     elif fmt == "csv":
         from .common import print_data
