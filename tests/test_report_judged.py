@@ -78,6 +78,14 @@ def test_labels_section_shows_coverage_raters_and_agreement(tmp_path, monkeypatc
     kq = sk.cohen_kappa_score(a, b, weights="quadratic")
     assert re.search(rf"\| ana / bo \| 30 \| [^|]+ \| {kq:.2f} \\?\[[-0-9.]+, [-0-9.]+\\?\] \|", section), section
     assert "Krippendorff's alpha (ordinal) over all 2 raters:" in section
+    # labels status (issue 39): the pair's bounds over the unjudged pairs and its verdict, as the CLI computes them
+    from runners.analysis.label_status import label_status
+
+    bench = _bench(tmp_path, new_judged=False)
+    (p,) = label_status(bench, ["acme/base", "acme/new"]).pairs
+    assert "could the unjudged pairs change the verdict?" in section
+    assert f"| Base | New | {p.now:+.4f} | {p.low:+.4f} | {p.high:+.4f} | {p.unjudged:,} |" in section, section
+    assert ("Settled: " if p.verdict in ("A", "B") else "Open: ") in section
     assert "Two raters agree" in section and "of them differ by two grades" in section
     monkeypatch.setenv("PRIVATE_MTEB_PROJECT", str(tmp_path / "other"))
     empty = render(build_report(_bench(tmp_path / "other", new_judged=False), with_public=False), "md")

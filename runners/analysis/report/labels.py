@@ -3,8 +3,10 @@
 Per task: judged@10 per candidate (the share of its top-10 that carries a label, as in the results table),
 the raters of `labels/<task>/` with how much each judged, and their agreement (weighted kappa per pair of
 raters and Krippendorff's alpha, each with its 95% bootstrap interval) in one plain sentence; with a `judge:` in
-the benchmark and its grades stored, the LLM judge against the human grades (`labels agreement --judge`). Shown
-only for tasks that have judged@10 numbers, raters' files or LLM grades; no document or question text appears.
+the benchmark and its grades stored, the LLM judge against the human grades (`labels agreement --judge`); and
+`labels status` (issue 39): per pair of candidates, the nDCG@10 difference, its bounds over every grading of the
+unjudged pairs, settled/open and the judgments estimated to settle it. Shown only for tasks that have judged@10
+numbers, raters' files or LLM grades; no document or question text appears.
 """
 
 from __future__ import annotations
@@ -58,10 +60,43 @@ def labels_section(all_numbers: list, seed: int = 0, bench: object = None) -> Se
                 blocks.append(Paragraph(f"{len(rep.warnings)} line(s) of the raters' files were skipped (broken or "
                                         f"outside the scale); `private-mteb labels agreement -t {td.name}` names "
                                         "them.", "note"))
+        blocks += _status_blocks(bench, td) if tn.judged else []
         blocks += _judge_blocks(bench, td, seed)
         if blocks:
             sec.subsections.append(Section("labels-" + re.sub(r"[^a-z0-9]+", "-", td.name.lower()), td.name, blocks))
     return sec if sec.subsections else None
+
+
+def _status_blocks(bench: object, td: object) -> list:
+    """`labels status` of the task's candidates (runners/analysis/label_status.py); [] without a benchmark, with
+    fewer than two candidates or without stored rankings."""
+    from ..errors import AnalysisError
+    from ..label_status import label_status
+
+    names = [c.name for c in getattr(td, "candidates", [])]
+    entry = next((e for e in getattr(bench, "tasks", []) if _task_name(e, bench) == td.name), None)  # type: ignore
+    if bench is None or entry is None or len(names) < 2:
+        return []
+    try:
+        st = label_status(bench, names, entry)  # type: ignore[arg-type]
+    except AnalysisError:
+        return []
+    rows = [[st.labels[p.a], st.labels[p.b], f"{p.now:+.4f}", f"{p.low:+.4f}", f"{p.high:+.4f}", f"{p.unjudged:,}",
+             "settled" if (n := st.to_settle.get((p.a, p.b))) == 0 else "never" if n is None else f"~{n:,}"]
+            for p in st.pairs]
+    return [Table(["A", "B", f"nDCG@{st.k} A−B now", "lowest", "highest", "unjudged", "to settle"], rows,
+                  f"{td.name}: could the unjudged pairs change the verdict? ({st.pool:,} unjudged pairs in the "
+                  f"candidates' top-{st.k}; `private-mteb labels status`)"),
+            Paragraph(" ".join(st.sentence(p)[0].upper() + st.sentence(p)[1:] + "." for p in st.pairs), "note")]
+
+
+def _task_name(entry: str, bench: object) -> str | None:
+    from ...config.task_lookup import task_name_for
+
+    try:
+        return task_name_for(entry, bench)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 — an entry that cannot be read is not this task
+        return None
 
 
 def _judge_blocks(bench: object, td: object, seed: int) -> list:
