@@ -91,7 +91,8 @@ def test_tasks_validate_all_lists_every_problem(tmp_path, monkeypatch):
 NO_TABLE = {"report": "writes report.html / report.md", "labels pool": "writes the pool files",
             "labels import": "merges grades into the labels file", "history accept": "records one decision",
             "labels serve": "serves the judging app (prints its URL)", "labels plan": "writes the plan file",
-            "labels merge": "merges the raters' grades into the labels file"}
+            "labels merge": "merges the raters' grades into the labels file",
+            "questions sample": "appends the sampled questions; prints its rules and counts as lines"}
 
 
 def _commands():
