@@ -8,12 +8,21 @@
 #   vector-db     docs/candidates.md: the databases with MiniLM's run already stored
 #   pipeline      docs/candidates.md: rerank + run file with BM25 and MiniLM already stored
 #   scifact-lint  docs/lint.md: `tasks lint` on SciFact (the BEIR files in ../shared), nothing run before
+#   latency       docs/latency.md: the latency demo stored (beside the demo, as scripts/demo.sh leaves it), then
+#                 its latency pass; kept in results/docs-walks/latency for the next scenario
+#   latency-stats docs/latency.md: `stats` with the cost columns of that very pass (the pass made first if missing)
+# The latency scenarios print tables at 170 columns (COLUMNS=170), the width their columns need.
 # "Already stored" is made here: the demo is run quietly first, with the checkout's embedding cache copied in (its
 # reranker score cache left out) so MiniLM's 425 texts are not encoded again.
 set -euo pipefail
-SCENARIO=${1:?usage: scripts/demo-walks.sh demo|force|vector-db|pipeline|scifact-lint}
+SCENARIO=${1:?usage: scripts/demo-walks.sh demo|force|vector-db|pipeline|scifact-lint|latency|latency-stats}
+LATENCY_DIR="$(cd "$(dirname "$0")/.." && pwd -P)/results/docs-walks/latency"
+case "$SCENARIO" in
+  latency) rm -rf "$LATENCY_DIR"; export DOCS_WALK_KEEP=$LATENCY_DIR COLUMNS=170 ;;
+  latency-stats) export DOCS_WALK_KEEP=$LATENCY_DIR COLUMNS=170 ;;
+esac
 source "$(dirname "$0")/docs-show.sh" "docs-$SCENARIO" "."
-cp -r "$REPO/configs" "$REPO/data" .
+[ -d configs ] || cp -r "$REPO/configs" "$REPO/data" .
 
 stored_demo() {  # the demo's MiniLM and BM25 stored, as after `private-mteb run -c configs/benchmarks/demo.yaml`
   local cache="$REPO/results/private-mteb/embeddings"
@@ -52,5 +61,20 @@ case "$SCENARIO" in
     printf 'name: scifact-lint\ntasks: [scifact.yaml]\nmodels:\n  - name: sentence-transformers/all-MiniLM-L6-v2\n  - name: bm25\n' \
       > scifact-lint.yaml
     show private-mteb tasks lint SciFactLocal -c scifact-lint.yaml | sed "s|$SCIFACT|../shared/datasets/scifact|g" ;;
+  latency|latency-stats)
+    if [ ! -f .latency-done ]; then
+      stored_demo
+      private-mteb run -c configs/benchmarks/latency-demo.yaml >/dev/null 2>&1
+      if [ "$SCENARIO" = latency ]; then
+        show private-mteb latency -c configs/benchmarks/latency-demo.yaml --threads 1 --repeats 3
+      else
+        private-mteb latency -c configs/benchmarks/latency-demo.yaml --threads 1 --repeats 3 >/dev/null 2>&1
+      fi
+      touch .latency-done
+    fi
+    if [ "$SCENARIO" = latency-stats ]; then
+      show private-mteb stats -c configs/benchmarks/latency-demo.yaml -m ndcg_at_10 --by source
+      rm -rf "$WALK"
+    fi ;;
   *) echo "scripts/demo-walks.sh: unknown scenario '$SCENARIO'" >&2; exit 2 ;;
 esac

@@ -7,11 +7,9 @@
 #   ```
 #   <!-- /docs-output -->
 # COMMAND runs from the checkout root with .venv on PATH (`private-mteb ...` or a script); it needs the demo's
-# results, so the demo benchmark (and the latency demo) is run first (cached after the first time). Slow the first time (minutes).
+# results, so the demo benchmark is run first (cached after the first time). Slow the first time (minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 private-mteb run -c configs/benchmarks/demo.yaml >/dev/null
-# docs/latency.md times and states the latency demo's candidates (MiniLM and BM25 reused from the demo)
-private-mteb run -c configs/benchmarks/latency-demo.yaml >/dev/null
 exec .venv/bin/python scripts/docs_outputs.py "$@"

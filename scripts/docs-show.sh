@@ -5,10 +5,16 @@
 # folder, e.g. ~/my-search, or "." for a copy of the checkout) and the checkout's path as ".", so a shown output
 # never carries a path of the machine that made it. `show_rc` does the same for "COMMAND; echo $?".
 # Puts the checkout's .venv (if any) first on PATH and keeps every model and dataset offline.
+# With DOCS_WALK_KEEP=DIR the walk's folder is DIR (made if missing) and kept, so a later walk can go on from it
+# (docs/latency.md: the stats of the very pass the block above shows).
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-WALK=$(cd "$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")" && pwd -P)
+if [ -n "${DOCS_WALK_KEEP:-}" ]; then
+  WALK=$(mkdir -p "$DOCS_WALK_KEEP" && cd "$DOCS_WALK_KEEP" && pwd -P)
+else
+  WALK=$(cd "$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")" && pwd -P)
+  trap 'rm -rf "$WALK"' EXIT
+fi
 SHOWN_AS=$2
-trap 'rm -rf "$WALK"' EXIT
 export PATH="$REPO/.venv/bin:$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 cd "$WALK"
 

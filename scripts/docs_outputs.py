@@ -6,8 +6,11 @@ item); the fenced block becomes "$ COMMAND" (for a `private-mteb` command) follo
 its marker, with the machine's paths written as the reader's (`reader_paths`: the checkout as ".", a leftover
 temporary folder as "<temporary folder>", the home as "~"; a walk script writes its own folder as the reader's,
 e.g. ~/my-search, through scripts/docs-show.sh).
-`--check` only reports which blocks differ (exit 1), rewriting nothing; other arguments re-run only the commands
-that contain one of them (e.g. `stats`).
+`--check` only reports which blocks differ (exit 1), rewriting nothing; with `--numbers` a block differs only when
+its numbers or words do: timings, dates and table layout are left out of the comparison (`comparable`; CI runs
+`--check --numbers --demo`). `--demo` re-runs only the `private-mteb` commands on configs/benchmarks/demo.yaml
+(seconds each once the demo is stored); other arguments re-run only the commands that contain one of them
+(e.g. `stats`).
 """
 
 from __future__ import annotations
@@ -42,6 +45,23 @@ def reader_paths(text: str) -> str:
     return text.replace(home + "/", "~/") if home not in ("", "/") else text
 
 
+# what legitimately changes from one run to the next: durations (`1.2s`, `42.0 ms`, `computed in 129.0s`),
+# progress clocks (`0:00:12`), timestamps, and a rich table's borders and padding (a wider timing widens its column)
+_TIMING = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s)\b|\b\d+:\d\d:\d\d\b|\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d[\d:.+]*")
+_BOX = re.compile(r"[\u2500-\u257f]+")
+
+
+def comparable(text: str) -> list[str]:
+    """`text`'s words and numbers in order, timings masked and table borders, padding and line wrapping ignored:
+    two outputs with the same comparable() say the same thing (what --check --numbers compares)."""
+    return _BOX.sub(" ", _TIMING.sub("<time>", text)).split()
+
+
+def demo_command(cmd: str) -> bool:
+    """A `private-mteb` command on the demo config (what --demo re-runs): cheap once the demo is stored."""
+    return cmd.startswith("private-mteb ") and "-c configs/benchmarks/demo.yaml" in cmd
+
+
 def output_of(cmd: str) -> str:
     """What `cmd` prints (stdout and stderr interleaved, as a user sees it), terminal-wide tables at 120 columns
     unless the command sets COLUMNS itself (`COLUMNS=170 private-mteb latency ...`: a table that wide)."""
@@ -55,9 +75,15 @@ def output_of(cmd: str) -> str:
     return "\n".join(head + lines + tail) + "\n"
 
 
+def _first_difference(shown: list[str], now: list[str]) -> str:
+    """Where a block's shown words and a re-run's first part: a few words of each, for the CI log."""
+    i = next((k for k, (a, b) in enumerate(zip(shown, now)) if a != b), min(len(shown), len(now)))
+    return f"  shown: ...{' '.join(shown[max(0, i - 4):i + 8])}...\n  now:   ...{' '.join(now[max(0, i - 4):i + 8])}..."
+
+
 def main(argv: list[str]) -> int:
-    check = "--check" in argv
-    only = [a for a in argv if a != "--check"]
+    check, numbers, demo = ("--check" in argv), ("--numbers" in argv), ("--demo" in argv)
+    only = [a for a in argv if a not in ("--check", "--numbers", "--demo")]
     stale = []
     for path in files():
         text = path.read_text(encoding="utf-8")
@@ -65,13 +91,15 @@ def main(argv: list[str]) -> int:
 
         def fill(m: re.Match[str]) -> str:
             cmd = m["cmd"].strip()
-            if only and not any(o in cmd for o in only):
+            if (only and not any(o in cmd for o in only)) or (demo and not demo_command(cmd)):
                 return m[0]
             ind = m["ind"]
             body = "".join(ind + ln if ln.strip() else ln for ln in cache.setdefault(cmd, output_of(cmd))
                            .splitlines(keepends=True))
-            if body != m["body"]:
+            if (comparable(body) != comparable(m["body"])) if numbers else (body != m["body"]):
                 stale.append(f"{path.relative_to(ROOT)}: {cmd}")
+                if check and numbers:
+                    print(_first_difference(comparable(m["body"]), comparable(body)))
             return f"{ind}{m[2]}{ind}```{m['lang']}\n{body}{ind}```\n{ind}{m[6]}"
 
         new = BLOCK.sub(fill, text)

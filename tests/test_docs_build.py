@@ -62,3 +62,16 @@ def test_marked_output_blocks_hold_real_output() -> None:
             assert len(body) >= 2, f"{path.name}: the block of `{m['cmd']}` is empty: run scripts/docs-outputs.sh"
             assert "Traceback" not in m["body"], f"{path.name}: `{m['cmd']}` failed"
     assert found >= 3  # the README's stats and walk, the statistics page
+
+
+def test_a_re_run_differs_by_its_numbers_not_its_timings_or_layout() -> None:
+    """CI's `docs-outputs.sh --check --numbers --demo` (issue 37) fails on a changed figure, never on a timing."""
+    shown = "┃ model ┃ nDCG@10 ┃ time ┃\n│ BM25  │ 0.7279  │ 1.9s │\nbenchmark ━━ 2/2  0:00:20 0:00:00\n" \
+            "latency p50 17.4 ms; 2026-12-03 14:23  23de41b6"
+    slower = "┃ model ┃ nDCG@10 ┃ time  ┃\n│ BM25  │ 0.7279  │ 16.4s │\nbenchmark ━━ 2/2  0:01:02 0:00:00\n" \
+             "latency p50 61.4 ms; 2026-12-05 08:23  23de41b6"
+    assert docs_outputs.comparable(shown) == docs_outputs.comparable(slower)
+    assert docs_outputs.comparable(shown) != docs_outputs.comparable(shown.replace("0.7279", "0.7280"))
+    assert docs_outputs.comparable("queries +11 improved") != docs_outputs.comparable("queries +12 improved")
+    assert docs_outputs.demo_command("private-mteb stats -c configs/benchmarks/demo.yaml --by source")
+    assert not docs_outputs.demo_command("scripts/gate-walks.sh demo-unchanged")
