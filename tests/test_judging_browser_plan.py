@@ -80,3 +80,46 @@ def test_the_app_serves_the_re_planned_order_and_its_panel_without_a_reload(tmp_
         browser.close()
     got = lines(yaml_path.parent / "labels" / TASK / "ana.jsonl")
     assert [r["grade"] for r in got] == [int(c) for c in keys]
+
+
+def test_a_tab_whose_pair_moved_shows_the_new_pair_and_saves_nothing(tmp_path):
+    """Two tabs of one rater: a re-grade in one re-plans the items after it, so the other tab's item may now be
+    another pair; its grade is refused (409) and the tab shows the pair now at that place instead."""
+    import json
+    import urllib.request
+
+    from playwright.sync_api import sync_playwright
+
+    bench, yaml_path, *_ = _config(tmp_path)
+
+    def item(srv, i: int) -> str:
+        req = urllib.request.Request(f"{srv.base}/api/item/{i}", headers={"X-Judging-Token": srv.token})
+        return "/".join(json.loads(urllib.request.urlopen(req).read())["key"])
+
+    def judge(srv, i: int, key: str, grade: int) -> None:
+        body = json.dumps({"index": i, "key": key.split("/"), "grade": grade}).encode()
+        req = urllib.request.Request(f"{srv.base}/api/judge", data=body, method="POST",
+                                     headers={"X-Judging-Token": srv.token, "Content-Type": "application/json"})
+        urllib.request.urlopen(req).read()
+
+    with Server("-c", str(bench), "--depth", "3", "--rater", "ana") as srv, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        page = browser.new_page()
+        page.goto(srv.url, wait_until="load")
+        page.wait_for_selector("body[data-index='0']")
+        page.keyboard.press("0")
+        page.wait_for_selector("body[data-saved='1'][data-index='1']")
+        seen = page.get_attribute("body", "data-key")
+        first = item(srv, 0)
+        for grade in [2, 1, 2, 0, 2, 1] * 3:  # the other tab re-grades item 0 until item 1's place holds another pair
+            judge(srv, 0, first, grade)
+            if item(srv, 1) != seen:
+                break
+        now = item(srv, 1)
+        assert now != seen, "no re-grade moved item 1: the test would not exercise the refusal"
+        page.keyboard.press("1")
+        page.wait_for_selector(f"body[data-key='{now}']", timeout=10_000)
+        assert "another pair is at this place now" in page.inner_text("#status")
+        browser.close()
+    got = lines(yaml_path.parent / "labels" / TASK / "ana.jsonl")
+    assert all(f"test/{r['query_id']}/{r['doc_id']}" != seen for r in got)  # nothing saved for the moved pair

@@ -104,6 +104,11 @@ async function judge(grade, status) {
     await show(r.next);
     say('saved ✓ ' + (status === 'graded' ? 'grade ' + grade : status), 'ok');
   } catch (e) {
+    if (!ok && /order changed/.test(e.message)) {  // re-planned meanwhile (another tab): show what is here now
+      try { await show(cur); } catch (e2) { /* the message below stands */ }
+      say('NOT saved: the order was re-planned and another pair is at this place now; grade this one', 'bad');
+      return;
+    }
     say((ok ? 'saved, but ' : 'NOT saved (') + e.message + (ok ? '' : '): press the key again'), 'bad');
   } finally {
     busy = false;
