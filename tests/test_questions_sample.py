@@ -197,6 +197,29 @@ def test_bad_logs_are_one_line_naming_the_file(tmp_path: Path, content: str, nam
     assert says in r.output and name in r.output and "Traceback" not in r.output
 
 
+@pytest.mark.parametrize("name, content, where", [
+    ("log.csv", "search_term,hits\nvpn setup guide,3\nexpense report,many\n", "log.csv:3:"),  # header = line 1
+    ("log.tsv", "search_term\thits\nvpn setup guide\t3\nexpense report\t-2\n", "log.tsv:3:"),
+    ("log.jsonl", '{"query": "vpn setup guide", "count": 3}\n{"query": "expense report", "count": "x"}\n',
+     "log.jsonl:2:"),
+])
+def test_a_bad_count_names_its_line_in_the_file(tmp_path: Path, name: str, content: str, where: str) -> None:
+    """The line an editor opens: a CSV/TSV's header is its line 1, so its first row is line 2."""
+    log = tmp_path / name
+    log.write_text(content)
+    r = CliRunner().invoke(app, ["questions", "sample", str(log), "-t", str(_task(tmp_path)), "--topics", "1"])
+    assert r.exit_code == 2, r.output
+    assert where in r.output and "is not a whole number" in r.output, r.output
+
+
+def test_a_bad_navigational_pattern_is_a_usage_error(tmp_path: Path) -> None:
+    log = _log(tmp_path / "log.csv", _traffic())
+    r = CliRunner().invoke(app, ["questions", "sample", str(log), "-t", str(_task(tmp_path)), "--topics", "1",
+                                 "--navigational", "(", "--dry-run"])
+    assert r.exit_code == 2, r.output
+    assert "--navigational" in r.output and "internal error" not in r.output and "Traceback" not in r.output
+
+
 def test_query_column_told_from_values_in_parquet_and_jsonl(tmp_path: Path) -> None:
     import pandas as pd
 

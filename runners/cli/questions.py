@@ -8,6 +8,7 @@ printed, so a reader can see (and change) why a query is or is not in the sample
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -110,6 +111,12 @@ def sample_cmd(
     if len(cfg.splits) > 1 and split not in cfg.splits:
         raise typer.BadParameter(f"{cfg.name} has splits {', '.join(cfg.splits)}: name one", param_hint="--split")
     nav = tuple(p for p in navigational if p) if navigational is not None else NAVIGATIONAL
+    for i, pattern in enumerate(nav, 1):
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            raise typer.BadParameter(f"pattern {i} ({pattern!r}) is not a regular expression: {e}",
+                                     param_hint="--navigational") from None
     rules = Rules(min_chars=min_chars, navigational=nav, near_threshold=near)
     params = SampleParams(size=size, allocation=allocation, seed=seed, topics=topics, band_shares=shares,  # type: ignore[arg-type]
                           band_counts=counts, embed_limit=embed_limit, date=day, model=model if topics > 1 else "",

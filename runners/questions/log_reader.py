@@ -150,8 +150,8 @@ class LogSpan:
 def read_log(path: Path, cols: LogColumns, span: LogSpan | None = None,
              chunk_rows: int = CHUNK_ROWS) -> Iterator[tuple[list[str], list[int]]]:
     """(queries, counts) per chunk: empty cells as "", a missing count as 1; a count that is not a whole number
-    >= 0 is one line naming the file and the row."""
-    first_row = 1
+    >= 0 is one line naming the file and its line (a CSV/TSV's header is line 1; a Parquet file: the row)."""
+    first_row = 2 if cols.kind in ("csv", "tsv") else 1
     for frame in _readable(path, cols, chunk_rows):
         queries = frame[cols.query].fillna("").astype(str).tolist()
         if cols.count:
