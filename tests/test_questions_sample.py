@@ -212,6 +212,21 @@ def test_a_bad_count_names_its_line_in_the_file(tmp_path: Path, name: str, conte
     assert where in r.output and "is not a whole number" in r.output, r.output
 
 
+@pytest.mark.parametrize("name, content, says", [
+    ("log.csv", "query,count\ncaf\xe9 menu,3\n".encode("latin-1"), ["log.csv:2:", "not valid utf-8", "UTF-8"]),
+    ("log.jsonl", b'not json\n{"query": "vpn"}\n', ["log.jsonl:1:", "malformed JSON"]),
+    ("log.parquet", b"\x00\x01 not parquet", ["log.parquet", "cannot read Parquet"]),
+])
+def test_an_unreadable_log_says_why(tmp_path: Path, name: str, content: bytes, says: list[str]) -> None:
+    """Not 'no rows could be read' for a file full of rows: the reader's own reason (encoding, bad JSON line)."""
+    log = tmp_path / name
+    log.write_bytes(content)
+    r = CliRunner().invoke(app, ["questions", "sample", str(log), "-t", str(_task(tmp_path)), "--topics", "1"])
+    assert r.exit_code == 2, r.output
+    assert all(s in r.output for s in says) and "Traceback" not in r.output, r.output
+    assert "encoding: latin-1` (or the right one) to the source" not in r.output  # a log has no source YAML key
+
+
 def test_a_bad_navigational_pattern_is_a_usage_error(tmp_path: Path) -> None:
     log = _log(tmp_path / "log.csv", _traffic())
     r = CliRunner().invoke(app, ["questions", "sample", str(log), "-t", str(_task(tmp_path)), "--topics", "1",

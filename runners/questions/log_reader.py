@@ -11,6 +11,7 @@ no name says which, from the values (init_roles.question: the one text column).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,8 +69,8 @@ def detect_columns(path: Path, query: str | None = None, count: str | None = Non
     rows = sample(path)
     cols = columns_of(rows)
     if not cols:
-        raise CollectionError(path, "no rows could be read: is it a table with a header (CSV/TSV) or one JSON "
-                                    "object per line (JSONL)?")
+        raise reader_problem(path) or CollectionError(path, "no rows could be read: is it a table with a header "
+                                                            "(CSV/TSV) or one JSON object per line (JSONL)?")
     for role, given in (("query", query), ("count", count), ("time", time)):
         if given is not None and given not in cols:
             raise CollectionError(path, f"--{role}-column {given!r} is not a column (columns: {', '.join(cols)})")
@@ -126,7 +127,24 @@ def _readable(path: Path, cols: LogColumns, chunk_rows: int) -> Iterator[pd.Data
         raise
     except (ValueError, UnicodeDecodeError) as e:  # pandas' ParserError, JSON and Arrow errors are ValueErrors
         why = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
-        raise CollectionError(path, f"cannot be read as {cols.kind.upper()}: {why}") from None
+        raise reader_problem(path) or CollectionError(path, f"cannot be read as {cols.kind.upper()}: {why}") from None
+
+
+def reader_problem(path: Path) -> CollectionError | None:
+    """The collection readers' own one line for a log pandas or detection could not read: the file line and why
+    (an undecodable byte, a malformed JSON line, not Parquet), which pandas' message does not name. Reads the
+    whole file again, on the error path only. A log is read as UTF-8 (there is no source YAML to name another
+    encoding in), so the readers' hint is replaced by converting the file."""
+    from custom_tasks.readers._io import read_table
+
+    try:
+        for _ in read_table(path, "utf-8", "query log").rows:
+            pass
+    except CollectionError as e:
+        problem = re.sub(r": add `encoding: .*$", ": convert the log to UTF-8 first (e.g. `iconv -f latin1 -t utf-8`)",
+                         e.problem)
+        return CollectionError(e.path, problem, line=e.line)
+    return None
 
 
 @dataclass
