@@ -227,6 +227,21 @@ def test_an_unreadable_log_says_why(tmp_path: Path, name: str, content: bytes, s
     assert "encoding: latin-1` (or the right one) to the source" not in r.output  # a log has no source YAML key
 
 
+def test_a_bad_count_cell_is_not_shown(tmp_path: Path) -> None:
+    """A count column named wrongly (here the user column) must not print a cell: a log's cells may be personal."""
+    log = _log(tmp_path / "log.csv", [("vpn setup guide", 3)]).read_text().replace("user-7731", "ana@example.org")
+    (tmp_path / "log.csv").write_text(log)
+    task = _task(tmp_path)
+    for column, says in (("user_id", "text, not a number"), ("hits", None)):
+        r = CliRunner().invoke(app, ["questions", "sample", str(tmp_path / "log.csv"), "-t", str(task),
+                                     "--topics", "1", "--count-column", column, "--dry-run"])
+        if says is None:
+            assert r.exit_code == 0, r.output
+            continue
+        assert r.exit_code == 2 and says in r.output and "is not a whole number" in r.output, r.output
+        assert "ana@example.org" not in r.output and "ana@" not in r.output
+
+
 def test_a_bad_navigational_pattern_is_a_usage_error(tmp_path: Path) -> None:
     log = _log(tmp_path / "log.csv", _traffic())
     r = CliRunner().invoke(app, ["questions", "sample", str(log), "-t", str(_task(tmp_path)), "--topics", "1",

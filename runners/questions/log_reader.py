@@ -130,6 +130,13 @@ def _readable(path: Path, cols: LogColumns, chunk_rows: int) -> Iterator[pd.Data
         raise reader_problem(path) or CollectionError(path, f"cannot be read as {cols.kind.upper()}: {why}") from None
 
 
+def _not_a_count(number: float) -> str:
+    """What a bad count cell is, without its value (a wrongly named column may hold e-mail addresses)."""
+    if number != number:  # NaN: not a number at all
+        return "text, not a number"
+    return "a negative number" if number < 0 else "a fraction"
+
+
 def reader_problem(path: Path) -> CollectionError | None:
     """The collection readers' own one line for a log pandas or detection could not read: the file line and why
     (an undecodable byte, a malformed JSON line, not Parquet), which pandas' message does not name. Reads the
@@ -178,8 +185,9 @@ def read_log(path: Path, cols: LogColumns, span: LogSpan | None = None,
             bad = numbers.isna() | (numbers < 0) | (numbers % 1 != 0)
             if bad.any():
                 at = int(bad.to_numpy().argmax())
-                raise CollectionError(path, f"{cols.count} = {str(raw.iloc[at])[:20]!r} is not a whole number >= 0 "
-                                            "(a count of searches)", line=first_row + at)
+                raise CollectionError(path, f"{cols.count} is not a whole number >= 0 (a count of searches) here: "
+                                            f"{_not_a_count(numbers.iloc[at])} (the cell is not shown: a log's cells "
+                                            "may be personal)", line=first_row + at)
             counts = numbers.astype("int64").tolist()
         else:
             counts = [1] * len(queries)
