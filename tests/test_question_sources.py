@@ -179,3 +179,20 @@ def test_run_stats_check_and_report_count_sources_and_give_the_verdict_per_sourc
     assert "Questions" in text and "Scored questions by source: human 6, log 6, generated 6." in text
     assert "Warning: the generated questions make Gen the best, the real ones Real" in text
     assert "Traffic-weighted nDCG@10" in text
+
+
+def test_a_source_too_small_for_a_verdict_is_said_not_silently_left_out():
+    """A source with one question has no interval or verdict, but the reader must see why its questions are in
+    'all' and in no source row (e.g. a second generator's single accepted question)."""
+    from runners.analysis.generator_guard import source_verdict_lines
+    from runners.analysis.stats_report import report_from_scores
+
+    rng = np.random.default_rng(0)
+    qids = [f"q{i}" for i in range(21)]
+    scores = {m: dict(zip(qids, rng.random(len(qids)).round(3))) for m in ("A", "B")}
+    tags = {q: {"source": "human" if i < 10 else "log" if i < 20 else "llm:other"} for i, q in enumerate(qids)}
+    rep = report_from_scores("T", "ndcg_at_10", scores, n_resamples=200, selected=(["source"], tags))
+    lines = source_verdict_lines(rep, "the 2 candidates")
+    assert any("on source=human:" in ln for ln in lines) and any("on source=log:" in ln for ln in lines)
+    small = [ln for ln in lines if "source=llm:other" in ln]
+    assert len(small) == 1 and "1 question" in small[0] and "too few" in small[0], lines

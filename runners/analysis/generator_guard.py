@@ -92,7 +92,8 @@ def source_verdict_lines(rep: StatsReport, among: str) -> list[str]:
 
     subsets = list(dict.fromkeys(r["subset"] for r in rep.interval_rows
                                  if str(r.get("subset", "")).startswith(f"{SOURCE_TAG}=")))
-    if len(subsets) < 2:
+    small = [(name, n) for name, n in rep.skipped_subsets if name.startswith(f"{SOURCE_TAG}=")]
+    if len(subsets) + len(small) < 2:
         return []
     lines, best = [], {}
     for sub in subsets:
@@ -101,6 +102,8 @@ def source_verdict_lines(rep: StatsReport, among: str) -> list[str]:
             lines.append(f"{rep.task}: on {sub}: {sentence}")
             rows = [r for r in rep.interval_rows if r.get("subset") == sub and r.get("mean") == r.get("mean")]
             best[sub] = max(rows, key=lambda r: r["mean"])["candidate"]
+    lines += [f"{rep.task}: on {name}: {n} question{'s' if n != 1 else ''}, too few for a verdict (in 'all' only)"
+              for name, n in small]
     generated = {b for s, b in best.items() if source_kind(s.split("=", 1)[1]) == "generated"}
     real = {b for s, b in best.items() if source_kind(s.split("=", 1)[1]) != "generated"}
     if generated and real and generated != real:

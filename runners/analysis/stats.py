@@ -391,14 +391,19 @@ def tag_groups(tagged: Iterable[tuple[Hashable, Any]]) -> list[tuple[Any, set[Ha
 
 
 def tag_subsets(per_query: Mapping[str, Scores], query_tags: Mapping[Hashable, Mapping[str, Any]],
-                columns: Sequence[str], min_queries: int = 2) -> list[tuple[str, dict[str, dict[Hashable, float]]]]:
+                columns: Sequence[str], min_queries: int = 2, skipped: list[tuple[str, int]] | None = None
+                ) -> list[tuple[str, dict[str, dict[Hashable, float]]]]:
     """``("topic=billing", scores of those queries)`` for every value of every tag column, in
     sorted value order; subsets with fewer than ``min_queries`` common queries are left out
-    (intervals on 1 query mean nothing). Same subsets as stats_frames.breakdown."""
+    (intervals on 1 query mean nothing), each appended to ``skipped`` as (name, queries) so a caller
+    can say so. Same subsets as stats_frames.breakdown."""
     out = []
     for c in columns:
         for v, ids in tag_groups((q, t[c]) for q, t in query_tags.items() if c in t):
             sub = {name: {q: s for q, s in scores.items() if q in ids} for name, scores in per_query.items()}
-            if _n_common(sub) >= min_queries:
+            n = _n_common(sub)
+            if n >= min_queries:
                 out.append((f"{c}={v}", sub))
+            elif n and skipped is not None:
+                skipped.append((f"{c}={v}", n))
     return out

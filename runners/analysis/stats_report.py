@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,8 @@ class StatsReport:
     #: '' when every model was scored on the same data; else which data differ and on how many queries
     #: the models were compared (per_query.paired_query_scores)
     data_note: str = ""
+    #: tag subsets with scored queries but too few for an interval: (name, queries), e.g. ("source=llm:x", 1)
+    skipped_subsets: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def intervals(self) -> pd.DataFrame:
@@ -103,7 +105,9 @@ def report_from_scores(task_name: str, metric: str, per_query: dict[str, dict[st
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         aligned = stats.align_scores(per_query)
-        subsets = [("all", per_query)] + (stats.tag_subsets(per_query, selected[1], selected[0]) if selected else [])
+        skipped: list[tuple[str, int]] = []
+        subsets = [("all", per_query)] + (stats.tag_subsets(per_query, selected[1], selected[0], skipped=skipped)
+                                          if selected else [])
         for subset, scores in subsets:
             a = aligned if subset == "all" else stats.align_scores(scores)
             counts = stats.bootstrap_counts(len(a.ids), n_resamples, seed)  # one matrix for intervals and pairs
@@ -114,7 +118,7 @@ def report_from_scores(task_name: str, metric: str, per_query: dict[str, dict[st
                                           counts=counts)
                 pairs += stats.rows_of(cols, subset) if cols else []
         _, power = stats.power_line(aligned, metric=label)
-    return StatsReport(task_name, metric, intervals, pairs, power, len(aligned.ids), data_note)
+    return StatsReport(task_name, metric, intervals, pairs, power, len(aligned.ids), data_note, skipped)
 
 
 def best_sentence(rep: StatsReport, among: str, subset: str = "all") -> str:
