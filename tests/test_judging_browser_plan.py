@@ -10,9 +10,13 @@ without them).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from judging_fixture import Server, lines, write_task
-from test_report_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401 - the same skips and launch flags
+from test_report_browser import ARGS, CHROMIUM
+from test_report_browser import pytestmark as browser_skips  # the same skips and launch flags
+
+pytestmark = [*browser_skips, pytest.mark.slow]
 
 TASK = "TinyKBRetrieval"
 
