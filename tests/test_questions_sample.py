@@ -329,3 +329,20 @@ def test_generated_log_leaves_no_planted_value_and_merges_duplicates(tmp_path: P
             if jaccard(char_shingles(words(q), 4), char_shingles(words(v), 4)) >= 0.8]
     assert near and not [(q, v) for q, v in near if " ".join(words(q)) in keys and " ".join(words(v)) in keys]
     assert "near-duplicates: " in r.output and " <- " in r.output
+
+
+def test_every_band_is_embedded_when_the_embed_limit_is_below_head_and_torso() -> None:
+    """Two-phase sampling must keep every band in the frame: with head + torso over --embed-limit the tail (a third
+    of the searches) vanished from the sample and from the weights. The limit is split over the bands (a band
+    under its part whole, the room it leaves to the others); every band whole when all fit."""
+    from runners.questions.log_strata import Bands, embedded_subset
+
+    of = {**{f"h{i}": "head" for i in range(8)}, **{f"o{i:03d}": "torso" for i in range(133)},
+          **{f"t{i:03d}": "tail" for i in range(710)}}
+    bands = Bands(of=of, head_min=78, torso_min=7)
+    keys = embedded_subset(bands, 100, seed=0)
+    per_band = Counter(of[k] for k in keys)
+    assert len(keys) == 100 and per_band == {"head": 8, "torso": 46, "tail": 46}, per_band
+    assert embedded_subset(bands, 100, seed=0) == keys  # seeded
+    assert sorted(embedded_subset(bands, 5_000, seed=0)) == sorted(of)  # all fit: all whole
+    assert Counter(of[k] for k in embedded_subset(bands, 1, seed=0)) == {"head": 1, "torso": 1, "tail": 1}

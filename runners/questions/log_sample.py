@@ -85,8 +85,8 @@ def _topic_labels(agg: Aggregate, bands: Bands, params: SampleParams, embed: Emb
     vectors = embed([agg.text(k) for k in keys])
     labels = topics(vectors, params.topics, params.seed)
     sub = "" if len(keys) == len(agg.entries) else (
-        f", embedded {len(keys)} of {len(agg.entries)} (each band whole while it fits in --embed-limit "
-        f"{params.embed_limit}, else a random subset whose topic shares stand for its band)")
+        f", embedded {len(keys)} of {len(agg.entries)} (--embed-limit {params.embed_limit} split over the "
+        f"bands: each band whole when it fits in its part, else a random subset whose topic shares stand for it)")
     return keys, labels, (f"topics: k-means (k={int(labels.max(initial=0)) + 1}, seed {params.seed}) on the "
                           f"query vectors of {params.model or 'the embedder'}{sub}")
 

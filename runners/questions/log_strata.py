@@ -6,10 +6,11 @@ frequency band (head, torso, tail) and here also by topic (k-means over the quer
 stratum's share of the traffic so a score can be re-weighted to what users actually search.
 
 Bands are cut where the cumulative traffic of the queries, most searched first, reaches the given shares (thirds
-by default), stated as count thresholds. Topics need vectors: at most ``embed_limit`` queries are embedded (every
-band taken whole while it fits, else a seeded random subset of it: two-phase sampling, whose topic shares estimate
-the band's). Each written question carries ``weight`` = its stratum's traffic share x its count / the counts of its
-stratum's sample, so sum(weight x score) / sum(weight) estimates the traffic-weighted mean.
+by default), stated as count thresholds. Topics need vectors: at most ``embed_limit`` queries are embedded, split
+over the bands (each band whole when it fits in its part, else a seeded random subset of it: two-phase sampling,
+whose topic shares estimate the band's; every band keeps a part). Each written question carries ``weight`` = its
+stratum's traffic share x its count / the counts of its stratum's sample, so sum(weight x score) / sum(weight)
+estimates the traffic-weighted mean.
 """
 
 from __future__ import annotations
@@ -78,17 +79,39 @@ def _rng(seed: int, name: str) -> np.random.Generator:
 
 
 def embedded_subset(bands: Bands, limit: int, seed: int) -> list[str]:
-    """The queries embedded for topics: each band whole while it fits in ``limit``, else a random subset of it
-    (a band's subset stands for the band: its topic shares are estimated from it)."""
+    """The queries embedded for topics: ``limit`` split over the bands (``embed_quota``), each band whole when it
+    fits in its part, else a seeded random subset of it (a band's subset stands for the band: its topic shares are
+    estimated from it)."""
+    members = {b: sorted(k for k, band in bands.of.items() if band == b) for b in BANDS}
+    quota = embed_quota({b: len(m) for b, m in members.items() if m}, limit)
     chosen: list[str] = []
     for b in BANDS:
-        members = sorted(k for k, band in bands.of.items() if band == b)
-        room = max(0, limit - len(chosen))
-        if len(members) > room:
-            picked = _rng(seed, f"embed-{b}").choice(len(members), room, replace=False)
-            members = [members[i] for i in sorted(picked.tolist())]
-        chosen += members
+        picked_members = members[b]
+        if len(picked_members) > quota.get(b, 0):
+            picked = _rng(seed, f"embed-{b}").choice(len(picked_members), quota[b], replace=False)
+            picked_members = [picked_members[i] for i in sorted(picked.tolist())]
+        chosen += picked_members
     return chosen
+
+
+def embed_quota(sizes: Mapping[str, int], limit: int) -> dict[str, int]:
+    """How many queries of each band are embedded: equal parts of ``limit``, a band smaller than its part taken
+    whole and the room it leaves split over the others (water-filling). Every non-empty band gets at least one,
+    even past a tiny limit: a band left out would vanish from the sample and its traffic from the weights (filling
+    head, then torso, then tail in order left the tail out whenever head + torso exceeded the limit)."""
+    left, quota, room = dict(sizes), {}, max(limit, len(sizes))
+    while left:
+        part = room // len(left)
+        small = {b: n for b, n in left.items() if n <= part}
+        if not small:
+            spare = room - part * len(left)
+            for i, b in enumerate(b for b in BANDS if b in left):  # the remainder to the most searched bands
+                quota[b] = part + (1 if i < spare else 0)
+            break
+        for b, n in small.items():
+            quota[b], room = n, room - n
+            del left[b]
+    return quota
 
 
 def topics(vectors: np.ndarray, k: int, seed: int) -> np.ndarray:
