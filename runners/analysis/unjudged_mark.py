@@ -47,7 +47,8 @@ def mark_line(label_a: str, label_b: str, pb: PairBound, n_a: int, n_b: int, k: 
         return f"unjudged: {lead} {where}: settled, whatever their grades (the difference stays in {span})"
     if pb.verdict == "tie":
         return f"unjudged: {lead} {where}: settled, every grading of them leaves the tie"
-    return (f"unjudged: {lead} {where}: open, their grades could reverse it (the difference could be anywhere in "
+    change = "reverse it" if now else "break the tie"
+    return (f"unjudged: {lead} {where}: open, their grades could {change} (the difference could be anywhere in "
             f"{span}; `labels status` says how many judgments would settle it)")
 
 
