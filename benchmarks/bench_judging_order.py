@@ -3,14 +3,14 @@
 Simulation, not a timed test. Grades are hidden and revealed in an order, one batch at a time; after each batch
 the script asks two questions of the grades known so far:
 
-* settled: does `labels status` (runners/analysis/verdict_bounds.py) call every pair of candidates settled? Its
+* settled: does `labels status` (runners/labels/pool/verdict_bounds.py) call every pair of candidates settled? Its
   bounds are exact over the still-hidden pairs, so a settled verdict is the full-grade one (checked here);
 * agree: do today's scores (hidden pairs counted as not relevant, as mteb scores them) give the full grades' sign
   for every pair and the same best candidate, from this batch on?
 
 Orders: random (a seeded shuffle: what `labels pool` / `labels serve` do), depth (the best rank any candidate
-gives the document first: depth-first pooling), decisive (runners/analysis/decisive_order.py, the static order of
-`labels plan --order decisive`), replanned (runners/analysis/replan_order.py, re-planned after every batch from
+gives the document first: depth-first pooling), decisive (runners/labels/pool/decisive_order.py, the static order of
+`labels plan --order decisive`), replanned (runners/labels/pool/replan_order.py, re-planned after every batch from
 the grades so far: what `labels serve -c CONFIG` serves), oracle (the same re-planning with each gain computed for
 the hidden true grade instead of 0: a reference for what knowing the grades would buy; greedy, so not a lower bound),
 and, only when named with --orders, mixed (each batch half re-planned, half the static decisive order: a tried
@@ -36,10 +36,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from runners.analysis.decisive_order import decisive_order  # noqa: E402
-from runners.analysis.judged import ranked_ids  # noqa: E402
-from runners.analysis.replan_order import Replanner  # noqa: E402
-from runners.analysis.verdict_bounds import ndcg, pair_bounds  # noqa: E402
+from runners.labels.pool.decisive_order import decisive_order  # noqa: E402
+from runners.labels.pool.judged import ranked_ids  # noqa: E402
+from runners.labels.pool.replan_order import Replanner  # noqa: E402
+from runners.labels.pool.verdict_bounds import ndcg, pair_bounds  # noqa: E402
 
 Rankings = dict[str, dict[str, dict[str, float]]]
 Qrels = dict[str, dict[str, int]]
@@ -88,7 +88,7 @@ def simulate(rankings: Rankings, truth: Qrels, scale: list[int], k: int, order: 
     known: Qrels = {q: {d: g for d, g in truth[q].items() if (q, d) not in in_pool} for q in queries}
     full = verdicts(means(rankings, truth, k))
     planner = None
-    if order in DYNAMIC:  # re-planned after every batch from the grades so far (runners/analysis/replan_order.py)
+    if order in DYNAMIC:  # re-planned after every batch from the grades so far (runners/labels/pool/replan_order.py)
         planner = Replanner(rankings, known, scale, k, seed=seed,
                             assume=(lambda q, d: truth[q].get(d, 0)) if order == "oracle" else None)
         seq: list[tuple[str, str]] = []
@@ -143,7 +143,7 @@ def generated(seed: int, n_queries: int = 150, n_docs: int = 300, noise: tuple[f
 
 def from_config(path: Path) -> tuple[Rankings, Qrels, list[int]]:
     from runners.analysis.candidate_set import config_names
-    from runners.analysis.judged import stored_rankings, task_collection
+    from runners.labels.pool.judged import stored_rankings, task_collection
     from runners.config.benchmark import BenchmarkConfig
     from runners.config.task_lookup import task_config_for
 

@@ -7,6 +7,8 @@ Layers, in the direction data flows (each imports only the ones before it):
   execution/  rooms backends < encoding < cache < candidates, distributed < runner < measure
               (imports mteb/torch lazily; see runners/execution/__init__.py)
   analysis/   statistics, gate, experiments table, public compare  (stored results only)
+  labels/     the ground truth: pool, raters, LLM judge, lint, questions, the judging app (between the
+              statistics core of analysis and its gate/report; see runners/labels/__init__.py)
   cli/        thin typer commands over the above
 The Python API below is imported lazily, so `import runners` stays cheap.
 """

@@ -15,7 +15,7 @@ from conftest import write_benchmark
 from custom_tasks.config import TaskConfig
 from custom_tasks.errors import CollectionError
 from custom_tasks.sources import load_collection
-from runners.questions.added_store import append_questions
+from runners.labels.questions.added_store import append_questions
 
 
 def row(qid: str, text: str, relevant: dict | None = None, source: str = "log", **tags) -> dict:

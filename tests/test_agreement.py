@@ -1,4 +1,4 @@
-"""runners/analysis/agreement.py against independent implementations, imported only here: scikit-learn's
+"""runners/labels/raters/agreement.py against independent implementations, imported only here: scikit-learn's
 cohen_kappa_score and the `krippendorff` package, to 1e-9, on random grade sets with missing grades."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runners.analysis.agreement import (bootstrap_ci, cohen_kappa, confusion_matrix, krippendorff_alpha_ordinal,
-                                        share_differing_by)
+from runners.labels.raters.agreement import (bootstrap_ci, cohen_kappa, confusion_matrix, krippendorff_alpha_ordinal,
+                                             share_differing_by)
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 krippendorff = pytest.importorskip("krippendorff")

@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from runners.analysis.decisive_order import decide_pairs, decisive_order
+from runners.labels.pool.decisive_order import decide_pairs, decisive_order
 from runners.analysis.errors import AnalysisError
-from runners.judging.plan import make_plan
+from runners.labels.judging.plan import make_plan
 
 
 def _disc(rank: int) -> float:

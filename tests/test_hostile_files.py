@@ -16,8 +16,8 @@ import yaml
 from typer.testing import CliRunner
 
 from custom_tasks.config import TaskConfig
-from runners.analysis.label_import import import_labels
-from runners.analysis.pool import COLUMNS, write_pool
+from runners.labels.raters.label_import import import_labels
+from runners.labels.pool.pool import COLUMNS, write_pool
 from runners.cli import app
 from runners.results.spreadsheet import csv_text, neutralise, restore
 from tests.conftest import REPO, TINY_YAML

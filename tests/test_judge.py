@@ -142,7 +142,7 @@ def test_a_rerun_asks_nothing_and_a_changed_document_is_asked_again(tiny, tmp_pa
 
 
 def test_no_human_grade_is_overwritten_and_no_text_is_stored(tiny, tmp_path, served) -> None:
-    from runners.analysis.judged import task_collection
+    from runners.labels.pool.judged import task_collection
     from runners.config.benchmark import BenchmarkConfig
 
     task_yaml, c = tiny
@@ -217,7 +217,7 @@ def test_config_without_a_judge_sends_nothing(tiny, tmp_path) -> None:
 
 
 def test_family_guard_names_the_judges_family() -> None:
-    from runners.analysis.generator_guard import judge_warnings
+    from runners.labels.notes.generator_guard import judge_warnings
 
     lines = judge_warnings("T", "Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-72B",
                            [("Qwen/Qwen3-Embedding-0.6B", "qwen3"), ("BAAI/bge-m3", "bge")])
@@ -273,7 +273,7 @@ def test_run_with_llm_grades_records_them_and_stores_no_text(tiny, tmp_path, ser
 
 def test_a_pool_csv_from_labels_pool_is_read_back_exactly(tiny_copy, tmp_path, served) -> None:
     """`labels pool` quotes a cell that starts like a formula ('-wifi' -> "'-wifi"); the judge reads the id back."""
-    from runners.analysis.pool import write_pool as write_pool_files
+    from runners.labels.pool.pool import write_pool as write_pool_files
 
     data = tiny_copy.parent / "kb_tiny"
     for name in ("corpus.jsonl", "qrels/test.tsv"):

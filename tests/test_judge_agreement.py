@@ -17,8 +17,9 @@ from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score, recall_score
 from typer.testing import CliRunner
 
-from runners.analysis.judge_agreement import JudgeAgreementReport, SystemAgreement, label_agreement, verdict_sentence
-from runners.analysis.rank_agreement import kendall_tau_b, tau_ap
+from runners.labels.judge.judge_agreement import (JudgeAgreementReport, SystemAgreement, label_agreement,
+                                                  verdict_sentence)
+from runners.labels.judge.rank_agreement import kendall_tau_b, tau_ap
 from runners.cli import app
 
 SCALE = [0, 1, 2]
@@ -115,7 +116,7 @@ def test_tau_ap_equals_the_papers_definition(seed: int) -> None:
 
 
 def _report(kw: tuple[float, float, float], ceiling: float | None, tau: float, flips: list[str]) -> JudgeAgreementReport:
-    from runners.analysis.agreement import Interval
+    from runners.labels.raters.agreement import Interval
 
     human, llm = _random_grades(0, 50)
     lab = label_agreement(human, human, SCALE, 100)

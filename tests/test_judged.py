@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runners.analysis.errors import AnalysisError
-from runners.analysis.judged import judged_at_k, judged_ceiling, judged_line, judged_meaning, judged_report
+from runners.labels.pool.judged import judged_at_k, judged_ceiling, judged_line, judged_meaning, judged_report
 from runners.results.store import atomic_write_json, run_dir, task_result_path
 
 QRELS = {"q1": {"a": 2, "b": 0}, "q2": {"c": 1}, "q3": {"d": 1}}
@@ -94,7 +94,7 @@ def test_generator_family_is_flagged_and_source_breakdown_is_default(tiny_copy):
     import pandas as pd
 
     from custom_tasks.config import TaskConfig
-    from runners.analysis.generator_guard import default_tags, generator_warnings, same_family
+    from runners.labels.notes.generator_guard import default_tags, generator_warnings, same_family
 
     assert same_family("openai/text-embedding-3-large", "openai/gpt-4o")
     assert same_family("Qwen/Qwen3-Embedding-0.6B", "qwen/Qwen3-32B")
@@ -115,7 +115,7 @@ def test_generator_family_is_flagged_and_source_breakdown_is_default(tiny_copy):
 
 
 def test_stats_breaks_down_by_source_when_the_task_names_its_generator(tiny_copy):
-    from runners.analysis.label_notes import stats_tags
+    from runners.labels.notes.label_notes import stats_tags
 
     assert stats_tags(str(tiny_copy), []) == []  # human labels, no generator: the config decides
     tiny_copy.write_text(tiny_copy.read_text() + "generated_by: openai/gpt-4o\n")

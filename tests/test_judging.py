@@ -16,9 +16,9 @@ from custom_tasks.config import DEFAULT_GRADES, TaskConfig
 from custom_tasks.errors import ConfigError
 from custom_tasks.sources import load_collection
 from judging_fixture import write_task
-from runners.analysis.ratings import merge_grades, read_rater_file
+from runners.labels.raters.ratings import merge_grades, read_rater_file
 from runners.cli import app
-from runners.judging.plan import make_plan
+from runners.labels.judging.plan import make_plan
 
 runner = CliRunner()
 TASK = "TinyKBRetrieval"
@@ -118,8 +118,8 @@ def test_plan_cli_and_serve_uses_the_share(task, tmp_path):
     assert code == 0, out
     plan = json.loads((yaml_path.parent / "labels" / TASK / "plan.json").read_text())
     assert sum(len(v) for v in plan["raters"].values()) == 60 + 12
-    from runners.judging.items import items_from_pool
-    from runners.judging.server import open_session
+    from runners.labels.judging.items import items_from_pool
+    from runners.labels.judging.server import open_session
 
     cfg = TaskConfig.from_file(yaml_path)
     coll = load_collection(cfg.source, cfg.base_dir, cfg.name)
@@ -270,9 +270,9 @@ def test_a_rater_name_may_not_take_another_raters_file(task):
 def test_a_server_refuses_a_grade_outside_the_scale(task):
     from starlette.testclient import TestClient
 
-    from runners.judging.app import make_app
-    from runners.judging.items import items_from_pool
-    from runners.judging.server import open_session
+    from runners.labels.judging.app import make_app
+    from runners.labels.judging.items import items_from_pool
+    from runners.labels.judging.server import open_session
 
     yaml_path, pool = task
     cfg = TaskConfig.from_file(yaml_path)
@@ -320,7 +320,7 @@ def test_another_host_needs_host_and_gets_a_warning(task):
     import sys
 
     from conftest import REPO
-    from runners.judging.server import is_loopback
+    from runners.labels.judging.server import is_loopback
 
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")
@@ -351,9 +351,9 @@ def test_another_host_needs_host_and_gets_a_warning(task):
 def _client(yaml_path: Path, pool: Path, rater: str, adjudicate: bool = False):
     from starlette.testclient import TestClient
 
-    from runners.judging.app import make_app
-    from runners.judging.items import items_from_pool
-    from runners.judging.server import open_session
+    from runners.labels.judging.app import make_app
+    from runners.labels.judging.items import items_from_pool
+    from runners.labels.judging.server import open_session
 
     cfg = TaskConfig.from_file(yaml_path)
     coll = load_collection(cfg.source, cfg.base_dir, cfg.name)

@@ -254,9 +254,9 @@ def test_the_question_is_marked_as_whole_words_in_any_script(browser, tmp_path):
     """The real page script over the real session's items (terms from the task's languages), served by a route."""
     from types import SimpleNamespace
 
-    from runners.judging.items import Item
-    from runners.judging.page import page_html
-    from runners.judging.session import JudgingSession
+    from runners.labels.judging.items import Item
+    from runners.labels.judging.page import page_html
+    from runners.labels.judging.session import JudgingSession
 
     grades = {2: "answers", 1: "partly", 0: "no"}
     sessions = [JudgingSession(SimpleNamespace(name="T", grades=grades, languages=langs), "ana",

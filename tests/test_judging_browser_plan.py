@@ -46,9 +46,9 @@ def _config(tmp_path):
 def test_the_app_serves_the_re_planned_order_and_its_panel_without_a_reload(tmp_path):
     from playwright.sync_api import sync_playwright
 
-    from runners.analysis.judged import ranked_ids
-    from runners.analysis.replan_order import Replanner
-    from runners.analysis.verdict_bounds import pair_bounds
+    from runners.labels.pool.judged import ranked_ids
+    from runners.labels.pool.replan_order import Replanner
+    from runners.labels.pool.verdict_bounds import pair_bounds
 
     bench, yaml_path, rankings, qrels, scale = _config(tmp_path)
     k = 3

@@ -11,8 +11,8 @@ import unicodedata
 from pathlib import Path
 
 from judging_fixture import Server, write_task
-from runners.judging.items import question_terms, words
-from runners.judging.server import rater_token
+from runners.labels.judging.items import question_terms, words
+from runners.labels.judging.server import rater_token
 
 
 def _port() -> int:

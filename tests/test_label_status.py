@@ -8,10 +8,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from runners.analysis.judged import ranked_ids, stored_rankings, task_collection
-from runners.analysis.label_status import label_status
+from runners.labels.pool.judged import ranked_ids, stored_rankings, task_collection
+from runners.labels.pool.label_status import label_status
 from runners.analysis.per_query import load_score_map
-from runners.analysis.verdict_bounds import ndcg
+from runners.labels.pool.verdict_bounds import ndcg
 from runners.cli import app
 from runners.config.benchmark import BenchmarkConfig
 from runners.execution.run import run_benchmark
@@ -77,7 +77,7 @@ def test_cli_prints_the_bounds_and_a_verdict_that_follows_them(ran):
 def test_plan_in_the_decisive_order(ran, tmp_path):
     """`labels plan --order decisive`: each rater's share in the decisive order, pairs that can move a difference
     first; the same seed gives the same plan; --order decisive without a config is one line."""
-    from runners.analysis.decisive_order import decisive_order
+    from runners.labels.pool.decisive_order import decisive_order
 
     cfg, path = ran
     args = ["labels", "plan", "-c", str(path), "--raters", "ana", "--overlap", "0", "--labels-dir", str(tmp_path),
@@ -93,8 +93,8 @@ def test_plan_in_the_decisive_order(ran, tmp_path):
     assert body["raters"]["ana"] == expected
     # the judging app serves ana's share in that order (not the rater's random one)
     from runners.config.task_lookup import task_config_for
-    from runners.judging.items import items_from_keys
-    from runners.judging.server import open_session
+    from runners.labels.judging.items import items_from_keys
+    from runners.labels.judging.server import open_session
 
     collection = task_collection(cfg.tasks[0], cfg, llm=False)
     keys = [tuple(k) for k in expected]
@@ -112,8 +112,8 @@ def test_plan_in_the_decisive_order(ran, tmp_path):
 def test_stats_and_check_print_the_same_unjudged_mark(ran):
     """One verdict: `stats` (candidates in the config's order) and `check` (baseline BM25 first) print the same
     line for the pair, with each candidate's unjudged places in its top-10 and the bounds `labels status` gives."""
-    from runners.analysis.judged import stored_rankings
-    from runners.analysis.unjudged_mark import unjudged_in_top
+    from runners.labels.pool.judged import stored_rankings
+    from runners.labels.notes.unjudged_mark import unjudged_in_top
 
     cfg, path = ran
     flat = lambda out: " ".join(out.split())  # noqa: E731  (rich wraps long lines)

@@ -13,9 +13,9 @@ import pytest
 from custom_tasks.config import TaskConfig
 from custom_tasks.errors import CollectionError
 from custom_tasks.sources import load_collection
-from runners.analysis.judged import judged_report
-from runners.analysis.label_import import import_labels
-from runners.analysis.pool import build_pool, write_pool
+from runners.labels.pool.judged import judged_report
+from runners.labels.raters.label_import import import_labels
+from runners.labels.pool.pool import build_pool, write_pool
 from runners.config.benchmark import BenchmarkConfig
 from runners.execution.run import run_benchmark
 from tests.conftest import MINILM, write_benchmark

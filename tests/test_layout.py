@@ -2,9 +2,12 @@
 
 * layers: data flows files -> custom_tasks -> config/results -> search -> execution; analysis
   reads stored results only and never imports the execution layer (or search); the judging app builds on
-  analysis (pools, raters' files) and runs no model;
+  labels' pool and raters' files and runs no model;
 * rooms of the execution layer (issue 30): each room imports only the rooms below it (ROOMS), holds at most
   MAX_ROOM_FILES files and says in its `__init__.py` docstring what it owns;
+* the ground truth (issue 37), runners/labels/: rooms ordered the same way (LABEL_ROOMS); labels sits on the
+  statistics core of analysis (ANALYSIS_CORE) and below the rest of analysis, which reads its pool, notes, raters
+  and judge but never its judging app, questions or lint;
 * no import cycles between files: module A depends on module B when A's file imports B anywhere (module
   level, inside a function, under ``if TYPE_CHECKING:``): a lazy import hides a cycle, it does not remove it;
 * analysis commands and `--help` start without torch / transformers / sentence-transformers / mteb.
@@ -25,32 +28,51 @@ from conftest import REPO, TINY_YAML, write_benchmark
 PACKAGES = ("custom_tasks", "runners")
 HEAVY = ("torch", "transformers", "sentence_transformers", "mteb")
 
+#: the rooms of runners/execution (see ROOMS) and the runner's own files
+_EXECUTION = ("backends", "remote", "encoding", "cache", "candidates", "distributed", "measure", "run", "tasks")
+
+
+def _execution_but(*keep: str) -> set[str]:
+    """Every room of the execution layer except ``keep``: what a labels room that needs one of them may not reach."""
+    return {f"runners.execution.{r}" for r in _EXECUTION if r not in keep}
+
+
 #: layer -> layers it must never import (any import, module-level or inside a function)
 FORBIDDEN = {
     "custom_tasks": {"runners"},
-    "runners.config": {"runners.results", "runners.execution", "runners.analysis", "runners.cli"},
-    "runners.results": {"runners.config", "runners.search", "runners.execution", "runners.analysis", "runners.cli"},
-    "runners.search": {"runners.config", "runners.execution", "runners.analysis", "runners.cli"},
-    "runners.execution": {"runners.analysis", "runners.cli"},
+    "runners.config": {"runners.results", "runners.execution", "runners.analysis", "runners.labels", "runners.cli"},
+    "runners.results": {"runners.config", "runners.search", "runners.execution", "runners.analysis",
+                        "runners.labels", "runners.cli"},
+    "runners.search": {"runners.config", "runners.execution", "runners.analysis", "runners.labels", "runners.cli"},
+    "runners.execution": {"runners.analysis", "runners.labels", "runners.cli"},
+    # analysis reads the facts of labels' pool/, notes/, raters/ and judge/ (judged@k, the unjudged mark, the
+    # notes under a verdict, agreement for the report); never its apps: the judging app, questions, lint
     "runners.analysis": {"runners.execution", "runners.search.ann", "runners.search.hybrid", "runners.cli",
-                         "runners.judging", "runners.questions"},
-    # the judging app (issue 31): reads collections, stored rankings and raters' files like analysis; never runs
-    # a model
-    "runners.judging": {"runners.execution", "runners.search", "runners.cli"},
+                         "runners.labels.judging", "runners.labels.questions", "runners.labels.lint"},
+    # the ground truth (issue 37): reads collections, stored rankings and raters' files, on the statistics core of
+    # analysis (ANALYSIS_CORE); runs no model. Its rooms are ordered by LABEL_ROOMS; three reach further down:
+    "runners.labels": {"runners.execution", "runners.search", "runners.cli", "runners.retrievers"},
+    # the LLM judge and writer: HTTP only (execution/remote/), no model, cache or candidate
+    "runners.labels.judge": {"runners.search", "runners.cli", "runners.retrievers"} | _execution_but("remote"),
+    # tasks lint: the truncation check counts each candidate's tokens with the model's own tokenizer files
+    "runners.labels.lint": {"runners.search.ann", "runners.search.hybrid", "runners.cli", "runners.retrievers"}
+                           | _execution_but("encoding"),
     # questions made after the collection (issue 38): a query log sampled, questions generated, the added file;
-    # may encode (topic clusters) and call an LLM, so analysis and `stats` never import it; commands sit on top
-    "runners.questions": {"runners.cli", "runners.judging"},
+    # may encode (topic clusters, through the embedding cache) and call an LLM; commands sit on top
+    "runners.labels.questions": {"runners.cli", "runners.retrievers", "runners.execution.run",
+                                 "runners.execution.measure"},
+    # the judging app (issue 31): reads collections, stored rankings and raters' files; never runs a model
+    "runners.labels.judging": {"runners.execution", "runners.search", "runners.cli", "runners.retrievers"},
     # `kind: retriever` adapters: plug-ins handed an embedder, importing no layer of private-mteb
     "runners.retrievers": {"runners.config", "runners.results", "runners.search", "runners.execution",
-                           "runners.analysis", "runners.cli"},
+                           "runners.analysis", "runners.labels", "runners.cli"},
 }
 
 #: room of runners/execution -> the rooms it may import (besides itself); "runner" is execution's own files
 #: (run.py, tasks.py). Lowest first: backends < encoding < cache < candidates, distributed < runner < measure.
 ROOMS = {
     "backends": set(),
-    "remote": set(),  # HTTP to OpenAI-compatible servers: the judge's and the embedding endpoint's client
-    "judging": {"remote"},  # the LLM judge (labels judge): an HTTP client and its grades file, no model
+    "remote": set(),  # HTTP to OpenAI-compatible servers: the LLM judge's and the embedding endpoint's client
     "encoding": {"backends"},
     "cache": {"encoding", "backends"},
     "candidates": {"cache", "encoding", "backends", "remote"},
@@ -59,6 +81,25 @@ ROOMS = {
     "measure": {"runner", "candidates", "cache", "encoding", "backends", "remote"},
 }
 MAX_ROOM_FILES = 10
+
+#: room of runners/labels -> the rooms of labels it may import (besides itself). Lowest first: raters, pool <
+#: notes, judge, lint < questions < judging (the web app on top).
+LABEL_ROOMS = {
+    "raters": set(),  # the raters' files, their agreement, import and merge
+    "pool": set(),  # judged@k, the pool, the verdict bounds of the unjudged pairs, the decisive order, status
+    "notes": {"pool"},  # what stats/check/report print about the labels and the questions
+    "judge": {"pool", "raters"},  # the LLM judge and writer clients, the judge's agreement with raters
+    "lint": {"pool"},  # tasks lint: data checks, language, truncation, pooling gaps
+    "questions": {"lint", "judge", "notes", "pool"},  # questions sample|generate and the added-questions file
+    "judging": {"questions", "raters", "pool"},  # the judging app of `labels serve` (redacts edited questions)
+}
+
+#: the statistics core of analysis, below labels: labels imports these modules of analysis and no other, and they
+#: import neither labels nor the rest of analysis; the rest of analysis (gate, report, best, inspect, ...) sits
+#: above labels' pool/, notes/, raters/ and judge/ and reads their facts. No cycle of layers either way.
+ANALYSIS_CORE = ("runners.analysis.errors", "runners.analysis.per_query", "runners.analysis.stats",
+                 "runners.analysis.stats_report", "runners.analysis.resampling", "runners.analysis.candidate_set",
+                 "runners.analysis.pairing")
 
 
 def _modules() -> dict[str, Path]:
@@ -160,6 +201,96 @@ def test_every_room_is_known_small_and_says_what_it_owns() -> None:
         assert len(doc.split()) >= 12, f"{name}/__init__.py does not say what it owns"
     top = sorted(f.name for f in (REPO / "runners" / "execution").glob("*.py") if f.name != "__init__.py")
     assert top == ["run.py", "tasks.py"], f"runners/execution/ holds files outside a room: {top}"
+
+
+def _label_room(module: str) -> str | None:
+    """The labels room a module lives in (None outside runners.labels, "" for the package itself)."""
+    parts = module.split(".")
+    if parts[:2] != ["runners", "labels"]:
+        return None
+    return parts[2] if len(parts) > 2 else ""
+
+
+def _label_room_violations(mods: dict[str, Path]) -> list[str]:
+    bad = []
+    for name, path in mods.items():
+        room = _label_room(name)
+        if not room:
+            continue
+        for imp in _imports(name, path, top_level_only=False):
+            other = _label_room(imp)
+            if other and other != room and other not in LABEL_ROOMS[room]:
+                bad.append(f"{name} ({room}) imports {imp} ({other})")
+    return sorted(bad)
+
+
+def test_labels_rooms_import_only_the_rooms_below_them() -> None:
+    bad = _label_room_violations(_modules())
+    assert not bad, "room violations:\n" + "\n".join(bad)
+
+
+def test_label_room_checker_sees_a_room_reaching_up(tmp_path: Path) -> None:
+    """The labels room checker must be able to fail: the pool importing the judging app, inside a function."""
+    src = tmp_path / "fake.py"
+    src.write_text("def f():\n    from ..judging.server import serve\n")
+    assert _label_room_violations({"runners.labels.pool.fake": src}) == [
+        "runners.labels.pool.fake (pool) imports runners.labels.judging.server (judging)",
+        "runners.labels.pool.fake (pool) imports runners.labels.judging.server.serve (judging)"]
+
+
+def _in(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def _core_violations(mods: dict[str, Path]) -> list[str]:
+    """labels importing analysis outside its statistics core; the core importing labels or the rest of analysis."""
+    bad = []
+    for name, path in mods.items():
+        imps = _imports(name, path, top_level_only=False)
+        if _label_room(name) is not None:
+            bad += [f"{name} imports {i} (analysis outside ANALYSIS_CORE)" for i in imps
+                    if _in(i, ("runners.analysis",)) and not _in(i, ANALYSIS_CORE) and i != "runners.analysis"]
+        elif _in(name, ANALYSIS_CORE):
+            bad += [f"{name} (core) imports {i}" for i in imps
+                    if _in(i, ("runners.labels",))
+                    or (_in(i, ("runners.analysis",)) and not _in(i, ANALYSIS_CORE) and i != "runners.analysis")]
+    return sorted(bad)
+
+
+def test_labels_sit_between_the_statistics_core_and_the_rest_of_analysis() -> None:
+    bad = _core_violations(_modules())
+    assert not bad, "labels/analysis direction violations:\n" + "\n".join(bad)
+
+
+def test_core_checker_sees_both_directions(tmp_path: Path) -> None:
+    """The checker must be able to fail both ways: labels reaching the gate, the core reaching labels."""
+    up, down = tmp_path / "up.py", tmp_path / "down.py"
+    up.write_text("from ...analysis.gate import regression_gate\n")
+    down.write_text("def f():\n    from ..labels.pool.judged import judged_at_k\n")
+    bad = _core_violations({"runners.labels.pool.up": up, f"{ANALYSIS_CORE[1]}": down})
+    assert "runners.labels.pool.up imports runners.analysis.gate (analysis outside ANALYSIS_CORE)" in bad
+    assert f"{ANALYSIS_CORE[1]} (core) imports runners.labels.pool.judged" in bad
+
+
+def test_every_labels_room_is_known_small_and_says_what_it_owns() -> None:
+    base = REPO / "runners" / "labels"
+    rooms = {p.name: p for p in base.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert set(rooms) == set(LABEL_ROOMS), "a room of runners/labels/ missing from LABEL_ROOMS (or gone)"
+    for name, path in rooms.items():
+        files = sorted(f.name for f in path.glob("*.py") if f.name != "__init__.py")
+        assert 0 < len(files) <= MAX_ROOM_FILES, f"labels/{name}/ holds {len(files)} files: split it"
+        assert not [d for d in path.iterdir() if d.is_dir() and d.name != "__pycache__"], f"{name}/ has a sub-room"
+        doc = ast.get_docstring(ast.parse((path / "__init__.py").read_text(encoding="utf-8"))) or ""
+        assert len(doc.split()) >= 12, f"labels/{name}/__init__.py does not say what it owns"
+    top = sorted(f.name for f in base.glob("*.py"))
+    assert top == ["__init__.py"], f"runners/labels/ holds files outside a room: {top}"
+
+
+def test_one_folder_is_called_judging() -> None:
+    """issue 37: the web app and the LLM client were both `judging/`; "open judging/" must name one folder."""
+    found = sorted(str(p.relative_to(REPO)) for pkg in PACKAGES for p in (REPO / pkg).rglob("judging")
+                   if p.is_dir() and "__pycache__" not in p.parts)
+    assert found == ["runners/labels/judging"], found
 
 
 def _import_graph(mods: dict[str, Path]) -> dict[str, set[str]]:
@@ -316,10 +447,13 @@ def test_no_module_is_over_about_400_lines() -> None:
 
 
 def test_the_layout_page_names_every_room_and_file() -> None:
-    """docs/layout.md and the code agree (issue 30): each room of execution/ and each of its files is named there."""
+    """docs/layout.md and the code agree (issues 30, 37): each room of execution/ and labels/ and each of its files
+    is named there."""
     doc = (REPO / "docs" / "layout.md").read_text(encoding="utf-8")
     missing = []
-    for room in sorted(p for p in (REPO / "runners" / "execution").iterdir() if p.is_dir() and p.name != "__pycache__"):
+    rooms = [p for layer in ("execution", "labels") for p in (REPO / "runners" / layer).iterdir()
+             if p.is_dir() and p.name != "__pycache__"]
+    for room in sorted(rooms):
         missing += [f"{room.name}/"] if f"`{room.name}/`" not in doc else []
         missing += [f"{room.name}/{f.name}" for f in sorted(room.glob("*.py"))
                     if f.name != "__init__.py" and f"`{f.name}`" not in doc]

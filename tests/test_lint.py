@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from conftest import MINILM
 from custom_tasks.config import TaskConfig
-from custom_tasks.lint import LintSettings, lint_collection
-from custom_tasks.lint_text import jaccard, near_pairs, word_shingles, words
+from runners.labels.lint.lint import LintSettings, lint_collection
+from runners.labels.lint.lint_text import jaccard, near_pairs, word_shingles, words
 from custom_tasks.sources import load_collection
 from runners.cli import app
 
@@ -184,7 +184,7 @@ def _store(results: Path, model: str, task: str, rankings: dict) -> None:
 
 
 def test_pooling_suggestion_counts_unjudged_hits_of_every_candidate(planted: Path, tmp_path: Path) -> None:
-    from runners.analysis.lint_pool import pooling_finding
+    from runners.labels.lint.lint_pool import pooling_finding
 
     c = _collection(planted)
     results = tmp_path / "results"

@@ -5,8 +5,8 @@ is a duplicate of its original, a question copied in either form is a leak, and 
 from __future__ import annotations
 
 from custom_tasks.collection import Collection
-from custom_tasks.lint import lint_collection
-from custom_tasks.lint_text import words
+from runners.labels.lint.lint import lint_collection
+from runners.labels.lint.lint_text import words
 from custom_tasks.markup import strip_markup
 from tests.romanian_fixture import retyped_duplicate, romanian_collection, to_cedilla
 

@@ -4,8 +4,8 @@ init read the texts says eng-Latn, and BM25 then scores a Romanian collection wi
 from __future__ import annotations
 
 from custom_tasks.config import TaskConfig
-from custom_tasks.lint import LintReport
-from custom_tasks.lint_language import MIN_DOCUMENTS, attach, language_mismatch
+from runners.labels.lint.lint import LintReport
+from runners.labels.lint.lint_language import MIN_DOCUMENTS, attach, language_mismatch
 from custom_tasks.sources import load_collection
 from tests.conftest import REPO
 from tests.romanian_fixture import romanian_collection, write_romanian_collection

@@ -11,8 +11,8 @@ import pytest
 from custom_tasks.config import TaskConfig
 from custom_tasks.sources import load_collection
 from judging_fixture import write_task
-from runners.analysis.replan_order import Replanner
-from runners.analysis.verdict_bounds import pair_bounds
+from runners.labels.pool.replan_order import Replanner
+from runners.labels.pool.verdict_bounds import pair_bounds
 
 TASK = "TinyKBRetrieval"
 
@@ -34,10 +34,10 @@ def _rankings(collection, seed: int = 3, k: int = 5):
 def served(tmp_path):
     from starlette.testclient import TestClient
 
-    from runners.judging.app import make_app
-    from runners.judging.items import items_from_keys
-    from runners.judging.live_plan import LivePlan
-    from runners.judging.server import open_session
+    from runners.labels.judging.app import make_app
+    from runners.labels.judging.items import items_from_keys
+    from runners.labels.judging.live_plan import LivePlan
+    from runners.labels.judging.server import open_session
 
     yaml_path, _ = write_task(tmp_path)
     cfg = TaskConfig.from_file(yaml_path)

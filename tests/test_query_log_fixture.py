@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from runners.questions.redact import KINDS, Redactor
+from runners.labels.questions.redact import KINDS, Redactor
 from tests.query_log_fixture import COLUMNS, TOPICS, make_query_log
 
 FORMATS = ("csv", "tsv", "jsonl", "parquet")

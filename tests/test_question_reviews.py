@@ -13,7 +13,7 @@ import pytest
 
 from judging_fixture import GENERATED, lines, write_added, write_task
 from runners.analysis.errors import AnalysisError
-from runners.judging.review_store import ReviewLog, check_review, read_reviews, reviews_path
+from runners.labels.raters.review_store import ReviewLog, check_review, read_reviews, reviews_path
 
 GRADES = {2: "answers", 1: "partly", 0: "no"}
 
@@ -145,7 +145,7 @@ def task(tmp_path):
 def _open(yaml_path: Path, rater: str = "ana"):
     from custom_tasks.config import TaskConfig
     from custom_tasks.sources import load_collection
-    from runners.judging.server import open_question_session
+    from runners.labels.judging.server import open_question_session
 
     cfg = TaskConfig.from_file(yaml_path)
     coll = load_collection(cfg.source, cfg.base_dir, cfg.name)
@@ -192,7 +192,7 @@ def test_the_session_serves_the_unverified_questions_and_resumes(task) -> None:
 def test_the_app_needs_the_token_and_refuses_bad_reviews(task) -> None:
     from starlette.testclient import TestClient
 
-    from runners.judging.app import make_question_app
+    from runners.labels.judging.app import make_question_app
 
     yaml_path, _ = task
     s, token = _open(yaml_path)
@@ -234,7 +234,7 @@ def test_serve_questions_needs_a_task_with_unverified_questions(tmp_path) -> Non
 def test_the_grades_mode_says_how_many_questions_await_verification(tmp_path) -> None:
     from custom_tasks.config import TaskConfig
     from judging_fixture import Server
-    from runners.judging.server import unverified_left
+    from runners.labels.judging.server import unverified_left
 
     yaml_path, pool = write_task(tmp_path)
     assert unverified_left(TaskConfig.from_file(yaml_path)) == 0

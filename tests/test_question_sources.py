@@ -20,9 +20,9 @@ from custom_tasks.config import TaskConfig
 from custom_tasks.errors import CollectionError
 from custom_tasks.readers.question_reviews import reviews_path
 from custom_tasks.sources import load_collection
-from runners.analysis.question_notes import weighted_means
+from runners.labels.notes.question_notes import weighted_means
 from runners.cli import app
-from runners.questions.added_store import append_questions
+from runners.labels.questions.added_store import append_questions
 from runners.results.store import find_run, read_json
 
 runner = CliRunner()
@@ -184,7 +184,7 @@ def test_run_stats_check_and_report_count_sources_and_give_the_verdict_per_sourc
 def test_a_source_too_small_for_a_verdict_is_said_not_silently_left_out():
     """A source with one question has no interval or verdict, but the reader must see why its questions are in
     'all' and in no source row (e.g. a second generator's single accepted question)."""
-    from runners.analysis.generator_guard import source_verdict_lines
+    from runners.labels.notes.generator_guard import source_verdict_lines
     from runners.analysis.stats_report import report_from_scores
 
     rng = np.random.default_rng(0)

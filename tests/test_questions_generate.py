@@ -127,7 +127,7 @@ def test_only_clean_questions_are_kept_unverified_with_their_passage_pending(tmp
 
 def test_a_rerun_draws_new_passages_and_never_rewrites_stored_questions(tmp_path, tiny) -> None:
     from runners.config.benchmark import BenchmarkConfig
-    from runners.questions.generate import generate_questions
+    from runners.labels.questions.generate import generate_questions
 
     task_yaml, collection = tiny
     server, url = FakeJudge(reply=writer(collection)).start()
@@ -146,7 +146,7 @@ def test_a_rerun_draws_new_passages_and_never_rewrites_stored_questions(tmp_path
 
 
 def test_copied_wording_uses_the_lints_rule() -> None:
-    from runners.questions.question_filters import COPIED, DUP_GENERATED, Candidate, filter_questions
+    from runners.labels.questions.question_filters import COPIED, DUP_GENERATED, Candidate, filter_questions
 
     passage = "Meals while travelling are reimbursed up to 60 EUR per day; receipts are required above 25 EUR."
     v = filter_questions([Candidate("a", "meals while travelling are reimbursed up to 60 EUR per day?", passage),
@@ -208,7 +208,7 @@ def test_parse_question_is_strict() -> None:
 
 
 def test_passages_are_dealt_across_clusters() -> None:
-    from runners.questions.passages import draw_passages
+    from runners.labels.questions.passages import draw_passages
 
     labels = np.array([0, 0, 0, 0, 1, 1, 2])
     draws = draw_passages([f"d{i}" for i in range(7)], labels, 3, seed=0)
@@ -217,13 +217,13 @@ def test_passages_are_dealt_across_clusters() -> None:
 
 
 def test_generated_questions_reach_the_question_mode_and_an_accepted_one_is_scored(tmp_path, tiny) -> None:
-    """The judging app's question mode (runners/judging/question_*.py) lists the kept questions with their source
+    """The judging app's question mode (runners/labels/judging/question_*.py) lists the kept questions with their source
     passage; an acceptance with a grade makes one a scored question graded on that passage, a rejection drops one."""
     from custom_tasks.readers.question_reviews import reviews_path
     from runners.config.benchmark import BenchmarkConfig
-    from runners.judging.question_items import added_path, source_without_added, unverified_questions
-    from runners.judging.question_session import QuestionSession
-    from runners.questions.generate import generate_questions
+    from runners.labels.judging.question_items import added_path, source_without_added, unverified_questions
+    from runners.labels.judging.question_session import QuestionSession
+    from runners.labels.questions.generate import generate_questions
 
     task_yaml, collection = tiny
     server, url = FakeJudge(reply=writer(collection)).start()

@@ -20,11 +20,11 @@ from typer.testing import CliRunner
 
 from conftest import REPO, TINY_YAML, write_benchmark
 from runners.cli import app
-from runners.questions.log_aggregate import Rules
-from runners.questions.log_reader import detect_columns
-from runners.questions.log_sample import SampleParams, sample_log, sample_questions
-from runners.questions.log_strata import Stratum, allocate
-from runners.questions.redact import Redactor
+from runners.labels.questions.log_aggregate import Rules
+from runners.labels.questions.log_reader import detect_columns
+from runners.labels.questions.log_sample import SampleParams, sample_log, sample_questions
+from runners.labels.questions.log_strata import Stratum, allocate
+from runners.labels.questions.redact import Redactor
 
 PERSONAL = ["maria.popescu@example.com", "+40 721 234 567", "4111 1111 1111 1111", "RO49AAAA1B31007593840000",
             "192.168.14.201", "1960529460011"]
@@ -106,7 +106,7 @@ def test_exact_and_near_duplicates_are_merged_with_their_counts(tmp_path: Path) 
 
 def test_near_duplicates_do_not_chain() -> None:
     """A query is folded only into a query it is itself near: b ~ a and c ~ b, but c is not near a, so c stays."""
-    from runners.questions.log_aggregate import Aggregate, merge_near_duplicates
+    from runners.labels.questions.log_aggregate import Aggregate, merge_near_duplicates
 
     agg = Aggregate()
     for text, n in (("reset the vpn password", 50), ("reset the vpn password now", 20),
@@ -283,7 +283,7 @@ def test_same_seed_gives_byte_identical_output(tmp_path: Path) -> None:
 def test_bulk_near_pairs_are_the_lints_pairs() -> None:
     """near_pairs_bulk (the log's near-duplicates, in bounded memory) finds exactly what the lint's near_pairs does,
     which itself equals an all-pairs exact search here."""
-    from custom_tasks.lint_text import jaccard, near_pairs, near_pairs_bulk
+    from runners.labels.lint.lint_text import jaccard, near_pairs, near_pairs_bulk
 
     rng = np.random.default_rng(5)
     base = [frozenset(f"s{x}" for x in rng.integers(0, 400, 40)) for _ in range(30)]
@@ -303,7 +303,7 @@ def test_generated_log_leaves_no_planted_value_and_merges_duplicates(tmp_path: P
     """The issue's generated log (tests/query_log_fixture.py): every planted personal value redacted in the written
     file and the output, the clean look-alikes kept verbatim, no user or session id anywhere, exact variants and
     near-duplicates (at the printed threshold) folded into one question."""
-    from custom_tasks.lint_text import char_shingles, jaccard, words
+    from runners.labels.lint.lint_text import char_shingles, jaccard, words
     from tests.query_log_fixture import make_query_log
 
     log = make_query_log(n_rows=3000, seed=0)
@@ -335,7 +335,7 @@ def test_every_band_is_embedded_when_the_embed_limit_is_below_head_and_torso() -
     """Two-phase sampling must keep every band in the frame: with head + torso over --embed-limit the tail (a third
     of the searches) vanished from the sample and from the weights. The limit is split over the bands (a band
     under its part whole, the room it leaves to the others); every band whole when all fit."""
-    from runners.questions.log_strata import Bands, embedded_subset
+    from runners.labels.questions.log_strata import Bands, embedded_subset
 
     of = {**{f"h{i}": "head" for i in range(8)}, **{f"o{i:03d}": "torso" for i in range(133)},
           **{f"t{i:03d}": "tail" for i in range(710)}}

@@ -10,7 +10,7 @@ import pytest
 from stdnum import iban, luhn
 from stdnum.ro import cnp
 
-from runners.questions.redact import KINDS, RULES, Redactor, RedactionResult
+from runners.labels.questions.redact import KINDS, RULES, Redactor, RedactionResult
 
 R = Redactor()
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runners.analysis.decisive_order import decisive_order
-from runners.analysis.settle_estimate import judgments_to_settle
-from runners.analysis.verdict_bounds import pair_bounds
+from runners.labels.pool.decisive_order import decisive_order
+from runners.labels.pool.settle_estimate import judgments_to_settle
+from runners.labels.pool.verdict_bounds import pair_bounds
 
 
 def _pool(rng: np.random.Generator, n_models: int, n_queries: int, n_docs: int, k: int):

@@ -16,7 +16,7 @@ import pytest
 
 from runners.analysis import stats
 from runners.analysis.gate import regression_check
-from runners.analysis.judged import nan_mean
+from runners.labels.pool.judged import nan_mean
 from runners.analysis.stats_frames import breakdown, by_tag, ci_table, paired_tests, power_report
 
 

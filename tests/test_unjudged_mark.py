@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runners.analysis.unjudged_mark import mark_lines, unjudged_in_top
+from runners.labels.notes.unjudged_mark import mark_lines, unjudged_in_top
 
 pytest.importorskip("pytrec_eval")
 from tests.test_verdict_bounds import _brute, _generated  # noqa: E402  (the enumeration the bounds are tested on)

@@ -81,7 +81,7 @@ def test_validate_counts_in_the_candidates_tokens(tmp_path: Path) -> None:
     assert f"warning truncated_document x{len(cut)}" in text and "ron-Latn text splits" not in text
     from custom_tasks.sources import load_collection
     from runners.config.benchmark import BenchmarkConfig
-    from runners.execution.encoding.truncation import truncated_document_warnings
+    from runners.labels.lint.truncation import truncated_document_warnings
 
     c = load_collection({"format": "beir", "path": str(tmp_path / "ro_long")}, tmp_path, "RoLong")
     found, counted = truncated_document_warnings(c, BenchmarkConfig.from_file(bench))

@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from runners.analysis.verdict_bounds import EPS, ndcg, pair_bounds
+from runners.labels.pool.verdict_bounds import EPS, ndcg, pair_bounds
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -33,7 +33,7 @@ def _generated(rng: np.random.Generator, n_models: int, n_queries: int, n_docs: 
 
 def _brute(rankings, qrels, scale, k):
     """(min, max) of every pair's mean difference over every grading of the unjudged pooled pairs, via pytrec_eval."""
-    from runners.analysis.judged import ranked_ids
+    from runners.labels.pool.judged import ranked_ids
 
     pool = sorted({(q, d) for r in rankings.values() for q in qrels for d in ranked_ids(r.get(q, {}))[:k]
                    if d not in qrels[q]})
@@ -60,7 +60,7 @@ def test_ndcg_equals_pytrec_eval():
         rankings, qrels = _generated(rng, 1, 3, 14, 10, [0, 1, 2, 3])
         run = rankings["m0"]
         trec = _trec_ndcg(run, qrels, 10)
-        from runners.analysis.judged import ranked_ids
+        from runners.labels.pool.judged import ranked_ids
 
         for q, v in trec.items():
             assert ndcg(ranked_ids(run[q]), qrels[q], 10) == pytest.approx(v, abs=1e-12)

@@ -3,7 +3,7 @@ questions), read with the task's own questions for every source format.
 
 One JSONL row per question, evalset-style: ``{"query_id", "query", "relevant": {doc_id: grade or null},
 "tags": {"source": "log" | "llm:<model>", "stratum", "weight", "verified"}, "provenance": {...}, "split"?}``.
-The file is only ever appended to (``runners/questions/added_store.py``), and its bytes and its reviews'
+The file is only ever appended to (``runners/labels/questions/added_store.py``), and its bytes and its reviews'
 are part of the collection's revision, so appending re-scores every stored result instead of reusing it.
 
 Why the rules:

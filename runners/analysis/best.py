@@ -39,8 +39,8 @@ def config_best(cfg: BenchmarkConfig, task_name: str, metric: str, results_dir: 
 def config_source_lines(cfg: BenchmarkConfig, task_name: str, metric: str, results_dir: Path) -> list[str]:
     """`stats`' verdict on each source of the task's questions (log / human / generated) and the warning when the
     generated ones crown another candidate; [] with one source, for a public task or without results."""
-    from .generator_guard import SOURCE_TAG, source_verdict_lines
-    from .label_notes import stats_tags
+    from ..labels.notes.generator_guard import SOURCE_TAG, source_verdict_lines
+    from ..labels.notes.label_notes import stats_tags
 
     entry = next((e for e in cfg.tasks if task_name_for(e, cfg) == task_name), task_name)
     if SOURCE_TAG not in stats_tags(entry, list(cfg.stats.tags), cfg):

@@ -264,7 +264,7 @@ def _task_qrels(task: str, split: str, given: Mapping[str, Mapping[str, Mapping[
     if given is not None:
         return given.get(task)
     try:
-        from .judged import task_collection
+        from ..labels.pool.judged import task_collection
 
         return task_collection(task).qrels.get(split)
     except Exception:  # noqa: BLE001 — a public task or data moved: the gate stands without judged@10
@@ -276,7 +276,7 @@ def judged_notes(task: str, base_dir: Path, base: str, cand_dir: Path, cand: str
                  k: int = 10, scale: list[int] | None = None) -> list[str]:
     """`task: judged@10: baseline B 0.95, candidate C 0.70`, when C is clearly lower the warning, and the mark
     of the verdict the unjudged pairs could reverse (unjudged_mark.py: the line `stats` prints for the pair)."""
-    from .judged import DEFAULT_MARGIN, _below_baseline, judged_scores, nan_mean, stored_rankings
+    from ..labels.pool.judged import DEFAULT_MARGIN, _below_baseline, judged_scores, nan_mean, stored_rankings
 
     if not qrels:
         return []
@@ -290,7 +290,7 @@ def judged_notes(task: str, base_dir: Path, base: str, cand_dir: Path, cand: str
     warning = _below_baseline(cand_dir, task, sc, sb, cand, base, k, DEFAULT_MARGIN, seed, labels=(lc, lb))
     lines += [f"warning: {warning}"] if warning else []
     if lb != lc:  # could the unjudged pairs reverse baseline vs candidate? (the line `stats` prints too)
-        from .unjudged_mark import mark_lines, task_scale
+        from ..labels.notes.unjudged_mark import mark_lines, task_scale
 
         rankings = {"b": stored_rankings(base_dir, base, task, split)[0],
                     "c": stored_rankings(cand_dir, cand, task, split)[0]}

@@ -110,8 +110,8 @@ def model_judged(results_dir: Path, task: str, model: str, collection: Collectio
                  k: int = 10) -> float | None:
     """The model's judged@k on the task (share of its top-k carrying any label, mean over the labelled queries);
     None for a public task or a run stored without rankings."""
-    from .judged import judged_at_k
-    from .judged import stored_rankings as judged_rankings
+    from ..labels.pool.judged import judged_at_k
+    from ..labels.pool.judged import stored_rankings as judged_rankings
 
     qrels = collection.qrels.get(split) if collection is not None else None
     if not qrels:

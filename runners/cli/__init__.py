@@ -18,8 +18,8 @@ from . import baseline as baseline_cmds
 from . import export as export_cmds
 from . import history as history_cmds
 from . import inspect as inspect_cmds
-from . import labels as labels_cmds
-from . import questions as questions_cmds
+from . import labels_command as labels_cmds
+from . import questions_command as questions_cmds
 from .backends import backends_cmd
 from .growth import growth_cmd
 from .common import App, report_error, warnings_on_console

@@ -149,8 +149,8 @@ def stats_cmd(
     if fmt not in FORMATS:
         raise typer.BadParameter(f"unknown format '{fmt}' ({'|'.join(FORMATS)})", param_hint="--format")
     from ..analysis.analyzer_notes import analyzer_lines, stored_analyzers
-    from ..analysis.generator_guard import source_verdict_lines
-    from ..analysis.label_notes import label_notes, stats_tags
+    from ..labels.notes.generator_guard import source_verdict_lines
+    from ..labels.notes.label_notes import label_notes, stats_tags
     from ..analysis.per_query import read_once
     from ..analysis.stats_report import best_sentence, stats_report
 
@@ -209,7 +209,7 @@ def stats_cmd(
 
                 for line in stale_lines(cfg, entry, task_name, names):
                     console.print(line, style="yellow", highlight=False, markup=False, soft_wrap=True)
-            if fmt == "table":  # judged@10 and the generator guard (runners/analysis/label_notes.py)
+            if fmt == "table":  # judged@10 and the generator guard (runners/labels/notes/label_notes.py)
                 for line in label_notes(cfg, entry, names):
                     console.print(line, highlight=False, markup=False)
             if fmt in ("table", "markdown") and found:
@@ -222,10 +222,10 @@ def stats_cmd(
             doc["decisions"] = decisions
         if any(analyzers.values()):  # task -> candidate label -> the analyzer BM25 used (null: not recorded)
             doc["bm25_analyzers"] = {t: a for t, a in analyzers.items() if a}
-        from ..analysis.question_notes import questions_json  # by source, left out, awaiting, traffic-weighted
+        from ..labels.notes.question_notes import questions_json  # by source, left out, awaiting, traffic-weighted
 
         doc.update({"questions": q} if (q := questions_json(cfg, entries, names)) else {})
-        from ..analysis.unjudged_mark import config_marks  # the lines the table prints under judged@10
+        from ..labels.notes.unjudged_mark import config_marks  # the lines the table prints under judged@10
 
         marks = {name: m for entry, name in entries if (m := config_marks(cfg, entry, names))}
         doc.update({"unjudged": marks} if marks else {})
@@ -297,7 +297,7 @@ def check_cmd(
         scoped = BenchmarkConfig.from_file(scope)
         only, history = config_names(scoped), scoped.history_path
         mode = mode or scoped.stats.gate
-        from ..analysis.unjudged_mark import config_labels
+        from ..labels.notes.unjudged_mark import config_labels
 
         qrels, scales = config_labels(scoped)  # judged@10 and the unjudged mark on the labels `stats` reads
     mode = mode or "fixed"

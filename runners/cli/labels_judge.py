@@ -1,7 +1,7 @@
 """`private-mteb labels judge`: LLM grades for the pooled pairs, through the config's `judge:` endpoint.
 
-Thin over runners/execution/judging/judge.py (prompts, cache, the grades file) and judge_client.py (HTTP); the pool comes
-from analysis/pool.py (the candidates' top-k no human graded) or a pool file. Nothing is sent unless the config
+Thin over runners/labels/judge/judge_run.py (prompts, cache, the grades file) and judge_client.py (HTTP); the pool comes
+from labels/pool/pool.py (the candidates' top-k no human graded) or a pool file. Nothing is sent unless the config
 names `judge.endpoint`; the command says where the texts go before it sends any.
 """
 
@@ -66,11 +66,11 @@ def judge_cmd(
     from custom_tasks.errors import ConfigError
     from custom_tasks.readers._io import display_path
 
-    from ..analysis.generator_guard import judge_warnings
+    from ..labels.notes.generator_guard import judge_warnings
     from ..analysis.per_query import task_config_collection
-    from ..analysis.pool import build_pool
+    from ..labels.pool.pool import build_pool
     from ..config.task_lookup import pick_task, task_config_for
-    from ..execution.judging.judge import judge_pairs, judged_pairs_for
+    from ..labels.judge.judge_run import judge_pairs, judged_pairs_for
     from .common import print_json
 
     cfg = load_config(config)
@@ -148,7 +148,7 @@ def judge_agreement_cmd(config: Optional[Path], task: Optional[str], fmt: str, r
     """`labels agreement --judge`: the config's LLM judge against the human grades (label and system level)."""
     from rich.table import Table
 
-    from ..analysis.judge_agreement import judge_agreement
+    from ..labels.judge.judge_agreement import judge_agreement
     from ..config.task_lookup import pick_task
     from .common import print_json
 

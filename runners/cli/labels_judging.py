@@ -1,7 +1,7 @@
 """`private-mteb labels serve|plan|agreement|merge`: judging in a browser, several raters, their agreement.
 
-Thin over runners/judging (the app) and runners/analysis (ratings, rater_agreement, label_merge); registered
-on the `labels` sub-app by runners/cli/labels.py.
+Thin over runners/labels/judging (the app) and runners/labels/raters (ratings, rater_agreement, label_merge); registered
+on the `labels` sub-app by runners/cli/labels_command.py.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from .common import console, err_console, load_config, offline_default, print_js
 
 def _decisive(config: Optional[Path], task: Optional[str], models: Optional[str], depth: int, split: str,
               seed: int, decide: Optional[str]) -> list[Any]:
-    """The pool's pairs in the decisive order (runners/analysis/decisive_order.py) of the config's candidates."""
-    from ..analysis.decisive_order import decide_pairs, decisive_order
-    from ..analysis.judged import stored_rankings, task_collection
+    """The pool's pairs in the decisive order (runners/labels/pool/decisive_order.py) of the config's candidates."""
+    from ..labels.pool.decisive_order import decide_pairs, decisive_order
+    from ..labels.pool.judged import stored_rankings, task_collection
     from ..analysis.per_query import resolve_models
     from ..config.task_lookup import pick_task
 
@@ -42,7 +42,7 @@ def _task_and_items(task: Optional[str], pool: Optional[Path], config: Optional[
     from custom_tasks.sources import load_collection
 
     from ..analysis.errors import AnalysisError
-    from ..judging.items import items_from_keys, items_from_pool
+    from ..labels.judging.items import items_from_keys, items_from_pool
 
     if pool is not None and config is not None:
         raise AnalysisError("give --pool or --config, not both")
@@ -61,8 +61,8 @@ def _task_and_items(task: Optional[str], pool: Optional[Path], config: Optional[
         cfg = resolve_task_config(task)
         collection = load_collection(cfg.source, cfg.base_dir, cfg.name)
         return cfg, collection, items_from_pool(pool, cfg, collection)
-    from ..analysis.judged import task_collection
-    from ..analysis.pool import build_pool
+    from ..labels.pool.judged import task_collection
+    from ..labels.pool.pool import build_pool
     from ..config.task_lookup import pick_task, task_config_for
 
     bench = load_config(config)
@@ -84,7 +84,7 @@ def models_of(cfg: Any, models: Optional[str]) -> list[str]:
 
 
 def _folder(cfg: Any, labels_dir: Optional[Path]) -> Path:
-    from ..analysis.ratings import judging_dir
+    from ..labels.raters.ratings import judging_dir
 
     return judging_dir(cfg, labels_dir)
 
@@ -94,13 +94,13 @@ LABELS_DIR = typer.Option(None, "--labels-dir", help="folder of the raters' file
 
 def _serve_questions(task: Optional[str], rater: str, seed: int, host: str, port: int,
                      labels_dir: Optional[Path], announce: Any) -> None:
-    """`labels serve --questions`: verify the task's generated questions (runners/judging/question_session.py)."""
+    """`labels serve --questions`: verify the task's generated questions (labels/judging/question_session.py)."""
     from custom_tasks.config import resolve_task_config
     from custom_tasks.sources import load_collection
 
-    from ..judging.question_items import source_without_added
-    from ..judging.server import open_question_session
-    from ..judging.server import serve as run_server
+    from ..labels.judging.question_items import source_without_added
+    from ..labels.judging.server import open_question_session
+    from ..labels.judging.server import serve as run_server
 
     if task is None:
         raise typer.BadParameter("name the task whose generated questions to verify: -t NAME", param_hint="--task")
@@ -119,7 +119,7 @@ def _serve_questions(task: Optional[str], rater: str, seed: int, host: str, port
 
 def _unverified_hint(cfg: Any) -> None:
     """In the grades mode, one line when generated questions still wait for a person (the question mode's job)."""
-    from ..judging.server import unverified_left
+    from ..labels.judging.server import unverified_left
 
     n = unverified_left(cfg)
     if n:
@@ -151,8 +151,8 @@ def register(app: typer.Typer) -> None:
         """A local judging web app: one (question, document) pair at a time, keys 0/1/2, every grade fsynced;
         with --questions, one generated question and its source passage at a time, keys a/e/r."""
         offline_default()
-        from ..judging.server import is_loopback, open_session
-        from ..judging.server import serve as run_server
+        from ..labels.judging.server import is_loopback, open_session
+        from ..labels.judging.server import serve as run_server
 
         def announce(url: str) -> None:
             console.print(Text(f"judging app: {url}   (Ctrl-C to stop; every grade is saved as you go)"),
@@ -179,13 +179,13 @@ def register(app: typer.Typer) -> None:
                            f"{display_path(s.path)}"), highlight=False)
         if config is not None and not adjudicate:  # the decisive order, re-planned after every grade (issue 39)
             from ..config.task_lookup import pick_task
-            from ..judging.live_plan import LivePlan
+            from ..labels.judging.live_plan import LivePlan
 
             bench = load_config(config)
             s.live = LivePlan.for_config(bench, pick_task(bench, task), models_of(bench, models), s, depth, split,
                                          seed)
             console.print(Text("order: decisive, re-planned after every grade from the candidates' rankings "
-                               "(runners/analysis/replan_order.py); the page's panel says which verdicts are "
+                               "(runners/labels/pool/replan_order.py); the page's panel says which verdicts are "
                                "settled"), highlight=False)
         if not adjudicate:
             _unverified_hint(cfg)
@@ -210,7 +210,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Share the items among raters so that `--overlap` of them get two raters (agreement is measured there)."""
         offline_default()
-        from ..judging.plan import make_plan, write_plan
+        from ..labels.judging.plan import make_plan, write_plan
 
         if order not in ("random", "decisive"):
             raise typer.BadParameter(f"unknown order '{order}' (random|decisive)", param_hint="--order")
@@ -265,8 +265,8 @@ def register(app: typer.Typer) -> None:
         from custom_tasks.sources import load_collection
 
         from ..analysis.errors import AnalysisError
-        from ..analysis.rater_agreement import agreement
-        from ..analysis.ratings import read_all
+        from ..labels.raters.rater_agreement import agreement
+        from ..labels.raters.ratings import read_all
 
         if fmt not in ("text", "json", "csv"):
             raise typer.BadParameter(f"unknown format '{fmt}' (text|json|csv)", param_hint="--format")
@@ -296,7 +296,7 @@ def register(app: typer.Typer) -> None:
         """Merge the raters' grades (the YAML's `merge:` rule) into the task's labels file: what mteb scores."""
         from custom_tasks.config import resolve_task_config
 
-        from ..analysis.label_merge import merge_into_labels
+        from ..labels.raters.label_merge import merge_into_labels
 
         cfg = resolve_task_config(task)
         r = merge_into_labels(cfg, _folder(cfg, labels_dir))

@@ -1,6 +1,6 @@
 """`private-mteb labels status`: is each pair's nDCG@10 verdict settled whatever the unjudged pairs are?
 
-Thin over runners/analysis/label_status.py (the bounds: runners/analysis/verdict_bounds.py); no model library
+Thin over runners/labels/pool/label_status.py (the bounds: runners/labels/pool/verdict_bounds.py); no model library
 is loaded.
 """
 
@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         offline_default()
         if fmt not in ("table", "json"):
             raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
-        from ..analysis.label_status import label_status
+        from ..labels.pool.label_status import label_status
 
         cfg = load_config(config, results)
         st = label_status(cfg, config_models(cfg, models), task, split, k)

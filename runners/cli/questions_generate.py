@@ -1,6 +1,6 @@
 """`private-mteb questions generate`: LLM-written questions from passages drawn across the corpus's topics.
 
-Thin over runners/questions/generate.py (guard, passages, filters, the added file). Nothing is sent unless the
+Thin over runners/labels/questions/generate.py (guard, passages, filters, the added file). Nothing is sent unless the
 config names `generator.endpoint`; the command says where the passages go before it sends any.
 """
 
@@ -36,7 +36,7 @@ def generate_cmd(
     from custom_tasks.readers._io import display_path
 
     from ..config.task_lookup import pick_task, task_config_for
-    from ..questions.generate import check_guard, generate_questions
+    from ..labels.questions.generate import check_guard, generate_questions
     from .common import print_json
 
     cfg = load_config(config)

@@ -66,9 +66,9 @@ LINT_MAX_DOCS = 100_000
 
 
 def _lint_lines(tasks: list) -> None:
-    """One line of lint findings per private task (custom_tasks/lint.py), before anything is scored."""
-    from custom_tasks import lint_language
-    from custom_tasks.lint import lint_collection
+    """One line of lint findings per private task (runners/labels/lint/lint.py), before anything is scored."""
+    from ..labels.lint import lint_language
+    from ..labels.lint.lint import lint_collection
 
     for task in tasks:
         collection = getattr(task, "collection", None)
@@ -85,8 +85,8 @@ def _lint_lines(tasks: list) -> None:
 
 def _question_lines(tasks: list) -> None:
     """Per private task: its scored questions by source, the added ones left out, the ones awaiting judgment
-    (runners/analysis/question_notes.py): what the figures below rest on, before anything is scored."""
-    from ..analysis.question_notes import count_lines
+    (runners/labels/notes/question_notes.py): what the figures below rest on, before anything is scored."""
+    from ..labels.notes.question_notes import count_lines
 
     for task in tasks:
         collection = getattr(task, "collection", None)

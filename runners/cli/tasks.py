@@ -127,10 +127,10 @@ def tasks_validate(
 
 
 def _count_in_tokens(collection: object, bench: object) -> list[str]:
-    """With -c, documents are measured in each candidate's own tokens (execution/encoding/truncation.py): its
+    """With -c, documents are measured in each candidate's own tokens (labels/lint/truncation.py): its
     ``truncated_document`` warnings replace the word estimate's ``long_document`` ones when some candidate's
     tokenizer is on this machine; otherwise the estimate stays (it says it is one)."""
-    from ..execution.encoding.truncation import truncated_document_warnings
+    from ..labels.lint.truncation import truncated_document_warnings
 
     found, counted = truncated_document_warnings(collection, bench)  # type: ignore[arg-type]
     if counted:

@@ -1,7 +1,7 @@
 """`private-mteb tasks lint NAME`: what in a collection bends every score, before anything is scored.
 
-Thin over custom_tasks/lint.py (the data checks), runners/execution/encoding/truncation.py (each candidate's tokenizer,
-with `-c`) and runners/analysis/lint_pool.py (stored rankings, with `-c`). Exit 0 with findings; `--strict` exits 1
+Thin over runners/labels/lint/lint.py (the data checks), runners/labels/lint/truncation.py (each candidate's tokenizer,
+with `-c`) and runners/labels/lint/lint_pool.py (stored rankings, with `-c`). Exit 0 with findings; `--strict` exits 1
 when there is any. Reads only: nothing is written.
 """
 
@@ -19,8 +19,8 @@ from .common import EXIT_REGRESSION, console, offline_default
 def lint_reports(targets: list[str], bench: Any, settings: Any, split: str) -> list[Any]:
     """A LintReport per task entry: the data checks, and with a benchmark its truncation and pooling checks."""
     from custom_tasks.config import resolve_task_config
-    from custom_tasks import lint_language
-    from custom_tasks.lint import lint_collection
+    from ..labels.lint import lint_language
+    from ..labels.lint.lint import lint_collection
 
     from ..analysis.per_query import task_config_collection
 
@@ -43,9 +43,9 @@ def lint_reports(targets: list[str], bench: Any, settings: Any, split: str) -> l
         collection = task_config_collection(cfg)
         report = lint_language.attach(lint_collection(collection, settings), collection, cfg.languages)
         if bench is not None:
-            from ..analysis import lint_pool
+            from ..labels.lint import lint_pool
             from ..config.experiments import plan_experiments
-            from ..execution.encoding import truncation
+            from ..labels.lint import truncation
 
             truncation.attach(report, collection, bench)
             models = [m.results_name for m in bench.models] + [p.name for p in plan_experiments(bench)]
@@ -103,7 +103,7 @@ def tasks_lint(
     offline_default()
     if fmt not in ("text", "table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (text|json)", param_hint="--format")
-    from custom_tasks.lint import LintSettings
+    from ..labels.lint.lint import LintSettings
 
     from .common import print_json
 

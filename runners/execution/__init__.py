@@ -2,8 +2,7 @@
 
 Rooms, lowest first (each imports only rooms before it; tests/test_layout.py ROOMS):
   remote/       HTTP to OpenAI-compatible servers: one bounded JSON POST (no proxy, no redirect), failures sorted
-                for retry, shared by the judge and the embedding endpoint
-  judging/      the LLM judge of `labels judge`: a bounded, retrying chat-completions client and its grades file
+                for retry, shared by the LLM judge (runners/labels/judge/) and the embedding endpoint
   backends/     ONNX Runtime / OpenVINO copies of a model: build, runtime, calibration set, backend identity
   encoding/     finding and loading a model offline, the encode progress and the measured encode rate
   cache/        the embedding cache, its vector store and index, block-wise search over stored vectors

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 import re
 
-from ..rater_agreement import agreement
-from ..ratings import judging_dir, read_all
+from ...labels.raters.rater_agreement import agreement
+from ...labels.raters.ratings import judging_dir, read_all
 from .blocks import Paragraph, Section, Table
 
 RESAMPLES = 2000
@@ -68,10 +68,10 @@ def labels_section(all_numbers: list, seed: int = 0, bench: object = None) -> Se
 
 
 def _status_blocks(bench: object, td: object) -> list:
-    """`labels status` of the task's candidates (runners/analysis/label_status.py); [] without a benchmark, with
+    """`labels status` of the task's candidates (runners/labels/pool/label_status.py); [] without a benchmark, with
     fewer than two candidates or without stored rankings."""
     from ..errors import AnalysisError
-    from ..label_status import label_status
+    from ...labels.pool.label_status import label_status
 
     names = [c.name for c in getattr(td, "candidates", [])]
     entry = next((e for e in getattr(bench, "tasks", []) if _task_name(e, bench) == td.name), None)  # type: ignore
@@ -107,7 +107,7 @@ def _judge_blocks(bench: object, td: object, seed: int) -> list:
     if getattr(bench, "judge", None) is None or cfg is None or cfg.path is None or \
             not llm_labels_path(cfg.path).is_file():
         return []
-    from ..judge_agreement import judge_agreement
+    from ...labels.judge.judge_agreement import judge_agreement
 
     rep = judge_agreement(bench, str(cfg.path), n_resamples=RESAMPLES, seed=seed)
     out: list = []

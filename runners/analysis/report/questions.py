@@ -13,8 +13,8 @@ import re
 from custom_tasks.readers.added_questions import source_kind
 
 from ...config.benchmark import StatsOptions
-from ..generator_guard import SOURCE_TAG, source_verdict_lines
-from ..question_notes import count_lines, weighted_line, weighted_means
+from ...labels.notes.generator_guard import SOURCE_TAG, source_verdict_lines
+from ...labels.notes.question_notes import count_lines, weighted_line, weighted_means
 from ..stats_report import report_from_scores
 from .blocks import Paragraph, Section
 from .data import TaskData, quiet

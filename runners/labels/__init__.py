@@ -1,0 +1,11 @@
+"""The ground truth: everything about questions and grades, in rooms (issue 37).
+
+Rooms, lowest first: `raters/` (the raters' files, agreement, import, merge) and `pool/` (which pairs are judged,
+the pool, the verdict bounds of the unjudged pairs, the decisive order, `labels status`) need no other room;
+`notes/` (what stats/check/report say about labels and questions) builds on `pool/`; `judge/` (the LLM judge and
+writer clients, the judge's agreement with raters) on `pool/` and `raters/`; `lint/` (`tasks lint`) on `pool/`;
+`questions/` (`questions sample|generate`) on `lint/`, `judge/` and `notes/`; `judging/` (the web app of
+`labels serve`) on top. `pool/`, `notes/`, `raters/` and `judge/` sit between the statistics core of analysis
+(per-query scores, stats, errors) and the rest of analysis (gate, report, best, inspect), which reads their
+facts; analysis never imports `judging/`, `questions/` or `lint/` (checked: tests/test_layout.py).
+"""

@@ -1,0 +1,64 @@
+"""The query vectors that topic strata are clustered on, through the project's embedding cache.
+
+Why the cache and the task's own metadata: the vectors are keyed exactly as `run` keys the task's queries (model,
+revision, prompt, text), so a re-run of `questions sample` encodes nothing, and once the sampled questions are
+added, `run` finds their vectors already stored. The model is a benchmark candidate like any other (default: the
+offline MiniLM package); torch is imported only here, and only when topics are asked for.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from custom_tasks.config import TaskConfig
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+BATCH = 64
+
+
+class CacheEmbedder:
+    """``embed(texts) -> float32 vectors`` of one model, read from / stored to ``cache_root``; ``kind`` is what the
+    texts are to the model and the cache key: queries (a log), or documents (`questions generate`'s topics of the
+    corpus, keyed as a run keys the corpus)."""
+
+    def __init__(self, task: TaskConfig, cache_root: Path, model: str = DEFAULT_MODEL,
+                 device: str | None = None, kind: str = "query") -> None:
+        self.task, self.cache_root, self.model, self.device = task, Path(cache_root), model, device
+        self.kind = kind
+        self._encoder: Any = None
+        self.encoded = self.reused = 0
+
+    def _load(self) -> Any:
+        from ...config.model_spec import ModelSpec
+        from ...execution.cache.embedding_cache import wrap_cache
+        from ...execution.candidates.candidates import candidate_from_spec
+
+        cand = candidate_from_spec(ModelSpec(name=self.model), self.device)
+        return wrap_cache(cand.load(), cand, self.cache_root)
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        from datasets import Dataset
+        from mteb.types import PromptType
+
+        from custom_tasks.task import build_metadata
+
+        if self._encoder is None:
+            self._encoder = self._load()
+        enc = self._encoder
+        call = {"task_metadata": build_metadata(self.task, "questions-sample"), "hf_split": self.task.splits[0],
+                "hf_subset": "default", "prompt_type": PromptType(self.kind)}
+        before, reused = getattr(enc, "encoded", 0), getattr(enc, "reused", 0)
+        if hasattr(enc, "vectors_for"):
+            vecs = enc.vectors_for(texts, lambda rows: Dataset.from_dict({"text": [texts[i] for i in rows]}),
+                                   BATCH, call)
+        else:  # a model the cache does not wrap
+            vecs = np.asarray(enc.encode(texts, batch_size=BATCH), dtype=np.float32)
+        self.encoded += getattr(enc, "encoded", len(texts)) - before
+        self.reused += getattr(enc, "reused", 0) - reused
+        return vecs
+
+    def describe(self) -> str:
+        return f"{self.model} via the embedding cache {self.cache_root} ({self.encoded} encoded, {self.reused} reused)"
