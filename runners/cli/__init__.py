@@ -21,9 +21,9 @@ from . import inspect as inspect_cmds
 from . import labels_command as labels_cmds
 from . import questions_command as questions_cmds
 from .backends import backends_cmd
-from .growth import growth_cmd
 from .common import App, report_error, warnings_on_console
 from .compare import compare
+from .growth import growth_cmd
 from .init import init_cmd
 from .latency import latency_cmd
 from .report import report_cmd

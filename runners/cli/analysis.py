@@ -149,10 +149,10 @@ def stats_cmd(
     if fmt not in FORMATS:
         raise typer.BadParameter(f"unknown format '{fmt}' ({'|'.join(FORMATS)})", param_hint="--format")
     from ..analysis.analyzer_notes import analyzer_lines, stored_analyzers
-    from ..labels.notes.generator_guard import source_verdict_lines
-    from ..labels.notes.label_notes import label_notes, stats_tags
     from ..analysis.per_query import read_once
     from ..analysis.stats_report import best_sentence, stats_report
+    from ..labels.notes.generator_guard import source_verdict_lines
+    from ..labels.notes.label_notes import label_notes, stats_tags
 
     cfg = load_config(config, results)
     opts = cfg.stats

@@ -39,8 +39,8 @@ def judged(
     offline_default()
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
-    from ..labels.pool.judged import judged_for_config
     from ..analysis.per_query import resolve_models
+    from ..labels.pool.judged import judged_for_config
 
     cfg = load_config(config, results)
     config = cfg.path
@@ -87,9 +87,9 @@ def pool(
 ) -> None:
     """Write the unlabelled (query, document) pairs of the candidates' top-k for annotators (CSV + JSONL)."""
     offline_default()
+    from ..config.task_lookup import pick_task, task_config_for
     from ..labels.pool.judged import task_collection
     from ..labels.pool.pool import build_pool, write_pool
-    from ..config.task_lookup import pick_task, task_config_for
 
     cfg = load_config(config, results)
     entry = pick_task(cfg, task)

@@ -24,26 +24,6 @@ def config_models(cfg: object, models: Optional[str]) -> list[str]:
     return list(candidate_set(cfg, [m.strip() for m in models.split(",") if m.strip()] if models else None).names)
 
 
-def _pool_rows(pool: Path, collection: Any) -> list[dict[str, Any]]:
-    """(query_id, doc_id, split) rows of a pool file (`labels pool` output: CSV, TSV, JSONL or Parquet)."""
-    from custom_tasks.readers._io import as_id, read_table
-
-    t = read_table(Path(pool), "utf-8", "pool")
-    t.require_columns(["query_id", "doc_id"])
-    from ..results.spreadsheet import restore
-
-    rows = []
-    for loc, raw in t.rows:
-        row = {k: restore(v) for k, v in raw.items()} if t.kind in ("csv", "tsv") else raw  # `labels pool`'s quoting
-        qid, doc_id = as_id(t.get(loc, row, "query_id")), as_id(t.get(loc, row, "doc_id"))
-        if qid not in collection.queries:
-            raise t.error(loc, f"unknown query id {qid!r}: is this the pool of task {collection.name}?")
-        if doc_id not in collection.corpus:
-            raise t.error(loc, f"unknown document id {doc_id!r}: is this the pool of task {collection.name}?")
-        rows.append({"query_id": qid, "doc_id": doc_id, "split": as_id(row.get("split")) or None})
-    return rows
-
-
 def judge_cmd(
     config: Optional[Path] = config_option(),
     task: Optional[str] = typer.Option(None, "--task", "-t", help="default: the config's only task"),
@@ -66,11 +46,11 @@ def judge_cmd(
     from custom_tasks.errors import ConfigError
     from custom_tasks.readers._io import display_path
 
-    from ..labels.notes.generator_guard import judge_warnings
     from ..analysis.per_query import task_config_collection
-    from ..labels.pool.pool import build_pool
     from ..config.task_lookup import pick_task, task_config_for
     from ..labels.judge.judge_run import judge_pairs, judged_pairs_for
+    from ..labels.notes.generator_guard import judge_warnings
+    from ..labels.pool.pool import build_pool, read_pool_rows
     from .common import print_json
 
     cfg = load_config(config)
@@ -81,8 +61,8 @@ def judge_cmd(
     task_cfg = task_config_for(pick_task(cfg, task), cfg)
     collection = task_config_collection(task_cfg)  # human grades only: the pool is what no human graded
     names = config_models(cfg, models)
-    rows = _pool_rows(pool, collection) if pool else build_pool(cfg.results_path, collection, names, depth,
-                                                                 split).rows
+    rows = read_pool_rows(pool, collection) if pool else build_pool(cfg.results_path, collection, names, depth,
+                                                                     split).rows
     pairs = judged_pairs_for(rows, collection, split, also_judged)
     quiet = fmt == "json"
     out = err_console if quiet else console
@@ -148,8 +128,8 @@ def judge_agreement_cmd(config: Optional[Path], task: Optional[str], fmt: str, r
     """`labels agreement --judge`: the config's LLM judge against the human grades (label and system level)."""
     from rich.table import Table
 
-    from ..labels.judge.judge_agreement import judge_agreement
     from ..config.task_lookup import pick_task
+    from ..labels.judge.judge_agreement import judge_agreement
     from .common import print_json
 
     if fmt not in ("text", "json"):

@@ -16,71 +16,32 @@ from rich.text import Text
 from custom_tasks.readers._io import display_path
 
 from .common import console, err_console, load_config, offline_default, print_json
+from .labels_judge import config_models
 
 
 def _decisive(config: Optional[Path], task: Optional[str], models: Optional[str], depth: int, split: str,
               seed: int, decide: Optional[str]) -> list[Any]:
     """The pool's pairs in the decisive order (runners/labels/pool/decisive_order.py) of the config's candidates."""
-    from ..labels.pool.decisive_order import decide_pairs, decisive_order
-    from ..labels.pool.judged import stored_rankings, task_collection
-    from ..analysis.per_query import resolve_models
     from ..config.task_lookup import pick_task
+    from ..labels.pool.decisive_order import config_decisive_order
 
     bench = load_config(config)
-    entry = pick_task(bench, task)
-    collection = task_collection(entry, bench, llm=False)  # pairs no human graded, as the pool
-    names = models_of(bench, models)
-    rankings = {n: stored_rankings(bench.results_path, n, collection.name, split)[0] for n in names}
-    pairs = decide_pairs(decide, lambda keys: resolve_models(bench.results_path, keys))
-    return decisive_order(rankings, collection.qrels[split], depth, pairs, seed)
+    names = config_models(bench, models)
+    return config_decisive_order(bench, pick_task(bench, task), names, depth, split, seed, decide)
 
 
 def _task_and_items(task: Optional[str], pool: Optional[Path], config: Optional[Path], depth: int,
                     models: Optional[str], split: str, seed: int) -> tuple[Any, Any, list[Any]]:
     """(task config, collection, items) from `--pool FILE` (its task from -t or the pool) or `--config`."""
-    from custom_tasks.config import resolve_task_config
-    from custom_tasks.sources import load_collection
-
     from ..analysis.errors import AnalysisError
-    from ..labels.judging.items import items_from_keys, items_from_pool
+    from ..labels.judging.items import items_for_config, items_for_pool
 
     if pool is not None and config is not None:
         raise AnalysisError("give --pool or --config, not both")
     if pool is not None:
-        if task is None:
-            import json
-
-            first = next((ln for ln in open(pool, encoding="utf-8", errors="replace") if ln.strip()), "{}") \
-                if Path(pool).is_file() else "{}"
-            try:
-                task = json.loads(first).get("task")
-            except (json.JSONDecodeError, AttributeError):
-                task = None
-            if not task:
-                raise AnalysisError(f"{pool}: the pool names no task: add --task")
-        cfg = resolve_task_config(task)
-        collection = load_collection(cfg.source, cfg.base_dir, cfg.name)
-        return cfg, collection, items_from_pool(pool, cfg, collection)
-    from ..labels.pool.judged import task_collection
-    from ..labels.pool.pool import build_pool
-    from ..config.task_lookup import pick_task, task_config_for
-
+        return items_for_pool(pool, task)
     bench = load_config(config)
-    entry = pick_task(bench, task)
-    cfg = task_config_for(entry, bench)
-    collection = task_collection(entry, bench, llm=False)  # pairs no human graded
-    p = build_pool(bench.results_path, collection, models_of(bench, models), depth, split, seed)
-    if not p.rows:
-        raise AnalysisError(f"the candidates' top-{depth} holds no unlabelled pair of {cfg.name}: nothing to judge")
-    return cfg, collection, items_from_keys([(r["split"], r["query_id"], r["doc_id"]) for r in p.rows], collection)
-
-
-def models_of(cfg: Any, models: Optional[str]) -> list[str]:
-    """Results names: `--models a,b` (names or labels), else the config's models and experiment candidates
-    (the one rule of every command: runners/analysis/candidate_set.py)."""
-    from ..analysis.candidate_set import candidate_set
-
-    return list(candidate_set(cfg, [m.strip() for m in models.split(",") if m.strip()] if models else None).names)
+    return items_for_config(bench, task, config_models(bench, models), depth, split, seed)
 
 
 def _folder(cfg: Any, labels_dir: Optional[Path]) -> Path:
@@ -182,7 +143,7 @@ def register(app: typer.Typer) -> None:
             from ..labels.judging.live_plan import LivePlan
 
             bench = load_config(config)
-            s.live = LivePlan.for_config(bench, pick_task(bench, task), models_of(bench, models), s, depth, split,
+            s.live = LivePlan.for_config(bench, pick_task(bench, task), config_models(bench, models), s, depth, split,
                                          seed)
             console.print(Text("order: decisive, re-planned after every grade from the candidates' rankings "
                                "(runners/labels/pool/replan_order.py); the page's panel says which verdicts are "

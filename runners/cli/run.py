@@ -138,8 +138,8 @@ def run(
     from ..execution.run import candidates_for, run_benchmark
     from ..execution.tasks import check_tasks, load_task
     from .common import EXIT_BAD_INPUT, err_console
-    from .terminal import visible
     from .encode_progress import ConsoleEncodeProgress, Eta, TextsPerSecond
+    from .terminal import visible
 
     as_json = fmt == "json"
     cfg.check_model_paths()  # before anything loads: not a failed candidate minutes into the run

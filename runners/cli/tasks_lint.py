@@ -1,8 +1,8 @@
 """`private-mteb tasks lint NAME`: what in a collection bends every score, before anything is scored.
 
-Thin over runners/labels/lint/lint.py (the data checks), runners/labels/lint/truncation.py (each candidate's tokenizer,
-with `-c`) and runners/labels/lint/lint_pool.py (stored rankings, with `-c`). Exit 0 with findings; `--strict` exits 1
-when there is any. Reads only: nothing is written.
+Thin over runners/labels/lint/lint_tasks.py (the data checks, and with `-c` each candidate's truncation and the
+pooling gaps of stored rankings). Exit 0 with findings; `--strict` exits 1 when there is any. Reads only: nothing is
+written.
 """
 
 from __future__ import annotations
@@ -14,62 +14,6 @@ import typer
 from rich.text import Text
 
 from .common import EXIT_REGRESSION, console, offline_default
-
-
-def lint_reports(targets: list[str], bench: Any, settings: Any, split: str) -> list[Any]:
-    """A LintReport per task entry: the data checks, and with a benchmark its truncation and pooling checks."""
-    from custom_tasks.config import resolve_task_config
-    from ..labels.lint import lint_language
-    from ..labels.lint.lint import lint_collection
-
-    from ..analysis.per_query import task_config_collection
-
-    from custom_tasks.errors import ConfigError
-
-    reports = []
-    for t in targets:
-        if bench is not None:
-            from ..config.task_lookup import task_config_for
-
-            try:
-                cfg = task_config_for(t, bench)
-            except ConfigError:
-                if len(targets) == 1 or Path(t).suffix in (".yaml", ".yml"):
-                    raise
-                console.print(Text(f"{t}: not a private task (an mteb task?): not linted", style="dim"))
-                continue
-        else:
-            cfg = resolve_task_config(t)
-        collection = task_config_collection(cfg)
-        report = lint_language.attach(lint_collection(collection, settings), collection, cfg.languages)
-        if bench is not None:
-            from ..labels.lint import lint_pool
-            from ..config.experiments import plan_experiments
-            from ..labels.lint import truncation
-
-            truncation.attach(report, collection, bench)
-            models = [m.results_name for m in bench.models] + [p.name for p in plan_experiments(bench)]
-            lint_pool.attach(report, bench.results_path, collection, models, settings, split)
-        else:
-            report.skipped["truncation"] = "needs the candidates: pass -c BENCHMARK.yaml"
-            report.skipped["pooling_suggested"] = "needs stored rankings: pass -c BENCHMARK.yaml after `run`"
-        reports.append(report)
-    return reports
-
-
-def _bench_entry(target: str, bench: Any) -> str:
-    """The benchmark's task entry (e.g. a YAML path) whose task is named ``target``, else ``target`` itself."""
-    if bench is None:
-        return target
-    from ..config.task_lookup import task_name_for
-
-    for entry in bench.tasks:
-        try:
-            if task_name_for(entry, bench) == target:
-                return entry
-        except Exception:  # noqa: BLE001 - an entry that does not resolve is reported when it is linted
-            continue
-    return target
 
 
 def print_report(report: Any) -> None:
@@ -104,7 +48,7 @@ def tasks_lint(
     if fmt not in ("text", "table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (text|json)", param_hint="--format")
     from ..labels.lint.lint import LintSettings
-
+    from ..labels.lint.lint_tasks import bench_entry, lint_reports
     from .common import print_json
 
     bench = None
@@ -115,8 +59,9 @@ def tasks_lint(
     if target is None and bench is None:
         raise typer.BadParameter("name a task (or a task YAML), or pass -c BENCHMARK.yaml to lint its tasks")
     settings = LintSettings(doc_threshold=doc_threshold, query_threshold=query_threshold, leak_ngram=leak_ngram)
-    targets = [_bench_entry(target, bench)] if target else list(bench.tasks)
-    reports = lint_reports(targets, bench, settings, split)
+    targets = [bench_entry(target, bench)] if target else list(bench.tasks)
+    reports = lint_reports(targets, bench, settings, split, on_skip=lambda t: console.print(
+        Text(f"{t}: not a private task (an mteb task?): not linted", style="dim")))
     for r in reports:
         for f in r.findings:
             f.action = f.action.replace("-c CONFIG", f"-c {config}")

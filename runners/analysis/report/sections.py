@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ...config.benchmark import StatsOptions
+from ...labels.pool.judged import judged_ceiling, judged_meaning, judged_report, stored_rankings
 from ...results.store import load_rankings
 from ..errors import AnalysisError
-from ...labels.pool.judged import judged_ceiling, judged_meaning, judged_report, stored_rankings
 from ..stats import format_number, metric_label
 from . import figures, numbers, text
 from .blocks import Figure, Paragraph, Section, Table

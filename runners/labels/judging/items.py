@@ -15,6 +15,7 @@ import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -139,3 +140,34 @@ def rater_order(items: list[Item], rater: str, seed: int = 0) -> list[Item]:
     ordered = sorted(items, key=lambda it: it.key)
     perm = np.random.default_rng([int(seed), zlib.crc32(rater.encode())]).permutation(len(ordered))
     return [ordered[i] for i in perm]
+
+
+def items_for_pool(pool: Path, task: str | None) -> tuple[TaskConfig, Collection, list[Item]]:
+    """(task config, collection, items) of `--pool FILE`: its task from ``task`` (`-t`) or the pool itself."""
+    from custom_tasks.config import resolve_task_config
+    from custom_tasks.sources import load_collection
+
+    from ..pool.pool import pool_task
+
+    task = task or pool_task(pool)
+    if not task:
+        raise AnalysisError(f"{pool}: the pool names no task: add --task")
+    cfg = resolve_task_config(task)
+    collection = load_collection(cfg.source, cfg.base_dir, cfg.name)
+    return cfg, collection, items_from_pool(pool, cfg, collection)
+
+
+def items_for_config(bench: Any, task: str | None, names: list[str], depth: int, split: str,
+                     seed: int) -> tuple[TaskConfig, Collection, list[Item]]:
+    """(task config, collection, items) of a benchmark: the unlabelled pairs of its candidates' stored top-k."""
+    from ...config.task_lookup import pick_task, task_config_for
+    from ..pool.judged import task_collection
+    from ..pool.pool import build_pool
+
+    entry = pick_task(bench, task)
+    cfg = task_config_for(entry, bench)
+    collection = task_collection(entry, bench, llm=False)  # pairs no human graded
+    p = build_pool(bench.results_path, collection, names, depth, split, seed)
+    if not p.rows:
+        raise AnalysisError(f"the candidates' top-{depth} holds no unlabelled pair of {cfg.name}: nothing to judge")
+    return cfg, collection, items_from_keys([(r["split"], r["query_id"], r["doc_id"]) for r in p.rows], collection)

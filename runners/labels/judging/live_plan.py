@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..pool.judged import stored_rankings, task_collection
 from ...analysis.per_query import label_of
+from ..pool.judged import stored_rankings, task_collection
 from ..pool.replan_order import Replanner
 from ..pool.verdict_bounds import EPS
 from .session import JudgingSession

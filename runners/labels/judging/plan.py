@@ -19,8 +19,8 @@ from custom_tasks.config import TaskConfig
 from custom_tasks.readers._io import display_path
 
 from ...analysis.errors import AnalysisError
-from ..raters.ratings import Key, check_rater_name
 from ...results.store import atomic_write_bytes
+from ..raters.ratings import Key, check_rater_name
 
 PLAN = "plan.json"
 

@@ -18,9 +18,9 @@ from custom_tasks.config import TaskConfig
 from ..questions.redact import Redactor
 
 from ...analysis.errors import AnalysisError
+from ..raters.review_store import ReadBack, ReviewLog, check_review, read_reviews
 from .items import question_terms
 from .question_items import QuestionItem
-from ..raters.review_store import ReadBack, ReviewLog, check_review, read_reviews
 from .session import _shown
 
 

@@ -26,11 +26,11 @@ from custom_tasks.readers._io import display_path
 from ...analysis.errors import AnalysisError
 from ..raters.rater_agreement import agreement
 from ..raters.ratings import ADJUDICATION, check_rater_name, read_all
+from ..raters.review_store import read_reviews, reviews_path
 from .items import Item, items_from_keys, rater_order
 from .plan import read_plan, rater_share
 from .question_items import added_path, is_unverified, question_order, read_added, unverified_questions
 from .question_session import QuestionSession
-from ..raters.review_store import read_reviews, reviews_path
 from .session import JudgingSession
 
 

@@ -18,9 +18,9 @@ from typing import Any
 from custom_tasks.config import TaskConfig
 
 from ...analysis.errors import AnalysisError
+from ..raters.rating_store import RaterLog
 from ..raters.ratings import Judgment, Key, read_rater_file
 from .items import Item, question_terms, visible
-from ..raters.rating_store import RaterLog
 
 PAUSE_S = 600.0
 

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from custom_tasks.collection import Collection
+
 from .lint_text import char_shingles, groups, longest_common_run, near_pairs, text_hash, word_shingles, words
 
 #: how many example ids a finding lists (worst first)

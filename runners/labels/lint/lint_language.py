@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from custom_tasks.collection import Collection
 from custom_tasks.language_detect import detect_languages
 from custom_tasks.languages import language_name
+
 from .lint import Finding, LintReport
 
 #: fewer identified documents than this: no finding (too little text to contradict what the task says)

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from custom_tasks.collection import Collection
+
 from .lint import EXAMPLES, Finding, LintSettings
 
 from ...analysis.errors import AnalysisError
-from ..pool.judged import ranked_ids, stored_rankings
 from ...analysis.per_query import label_of
+from ..pool.judged import ranked_ids, stored_rankings
 
 
 def pooling_finding(results_dir: Path, collection: Collection, models: Sequence[str], settings: LintSettings,

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from custom_tasks.collection import Collection, CollectionWarning
+
 from .lint import EXAMPLES, Finding
 from custom_tasks.validate import IdWarning
 
 from ...config.benchmark import BenchmarkConfig
 from ...config.model_spec import ENCODES_NOTHING, ModelSpec
-from ...search.chunk_fit import document_string
 from ...execution.encoding.models import offline_copy
+from ...search.chunk_fit import document_string
 
 CountFn = Callable[[Sequence[str]], list[int]]
 _BATCH = 512

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...analysis.errors import AnalysisError
+from ...analysis.per_query import label_of, query_tags
 from ...config.benchmark import BenchmarkConfig
 from ...config.task_lookup import task_config_for
-from ...analysis.errors import AnalysisError
-from .generator_guard import default_tags, generator_warnings, judge_warnings
 from ..pool.judged import judged_for_config, judged_line
-from ...analysis.per_query import label_of, query_tags
+from .generator_guard import default_tags, generator_warnings, judge_warnings
 from .question_notes import question_lines
 
 

@@ -25,11 +25,11 @@ from typing import Any
 from custom_tasks.collection import Collection
 from custom_tasks.readers.added_questions import source_kind
 
+from ...analysis.errors import AnalysisError
+from ...analysis.per_query import paired_query_scores
 from ...config.benchmark import BenchmarkConfig
 from ...config.task_lookup import task_config_for
-from ...analysis.errors import AnalysisError
 from ..pool.judged import task_collection
-from ...analysis.per_query import paired_query_scores
 
 WEIGHT_TAG = "weight"
 KIND_ORDER = ("human", "log", "generated")

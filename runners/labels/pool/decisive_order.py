@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ...analysis.errors import AnalysisError
-from .judged import ranked_ids
+from ...analysis.per_query import resolve_models
+from .judged import ranked_ids, stored_rankings, task_collection
 from .verdict_bounds import discounts
 
 
@@ -85,3 +87,13 @@ def decide_pairs(spec: str | None, resolve: Callable[[list[str]], list[str]]) ->
 def order_keys(order: Sequence[Weighted], split: str) -> list[tuple[str, str, str]]:
     """The judging items' keys (split, query, document) in the decisive order."""
     return [(split, w.query_id, w.doc_id) for w in order]
+
+
+def config_decisive_order(bench: Any, entry: str, names: Sequence[str], depth: int, split: str, seed: int,
+                          decide: str | None) -> list[Weighted]:
+    """The pool's pairs of task ``entry`` in the decisive order of the candidates ``names`` (results names), from
+    their stored rankings; ``decide`` (`--decide A,B`) narrows the compared pairs to those named."""
+    collection = task_collection(entry, bench, llm=False)  # the pairs no human graded, as the pool
+    rankings = {n: stored_rankings(bench.results_path, n, collection.name, split)[0] for n in names}
+    pairs = decide_pairs(decide, lambda keys: resolve_models(bench.results_path, keys))
+    return decisive_order(rankings, collection.qrels[split], depth, pairs, seed)

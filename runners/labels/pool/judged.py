@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...config.benchmark import BenchmarkConfig
-from ...config.task_lookup import task_config_for
-from ...results.store import find_run, read_json
 from ...analysis.errors import AnalysisError
 from ...analysis.per_query import label_of, task_config_collection
 from ...analysis.stats import format_number
+from ...config.benchmark import BenchmarkConfig
+from ...config.task_lookup import task_config_for
+from ...results.store import find_run, read_json
 
 if TYPE_CHECKING:
     import pandas as pd

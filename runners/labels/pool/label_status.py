@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...analysis.errors import AnalysisError
+from ...analysis.per_query import label_of
 from ...config.benchmark import BenchmarkConfig
 from ...config.task_lookup import pick_task, task_config_for
-from ...analysis.errors import AnalysisError
 from .judged import ranked_ids, stored_rankings, task_collection
-from ...analysis.per_query import label_of
 from .settle_estimate import judgments_to_settle
 from .verdict_bounds import PairBound, pair_bounds
 

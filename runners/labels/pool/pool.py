@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from custom_tasks.collection import Collection
+from custom_tasks.readers._io import as_id, read_table
 
-from ...results.spreadsheet import csv_text
-from ...results.store import atomic_write_bytes, find_run, read_json
 from ...analysis.errors import AnalysisError
+from ...results.spreadsheet import csv_text, restore
+from ...results.store import atomic_write_bytes, find_run, read_json
 from .judged import ranked_ids, stored_rankings
 
 #: the CSV and the JSONL hold the same rows: the task too (`labels serve --pool` reads it from the JSONL)
@@ -95,3 +96,33 @@ def write_pool(rows: list[dict[str, Any]], out: Path) -> tuple[Path, Path]:
     lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     atomic_write_bytes(jsonl_path, lines.encode("utf-8"))
     return csv_path, jsonl_path
+
+
+def pool_task(path: Path) -> str | None:
+    """The task a pool file names (the `task` of its first JSONL row), None when it names none."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        first = next((ln for ln in f if ln.strip()), "{}")
+    try:
+        return json.loads(first).get("task") or None
+    except (json.JSONDecodeError, AttributeError):
+        return None
+
+
+def read_pool_rows(path: Path, collection: Collection) -> list[dict[str, Any]]:
+    """(query_id, doc_id, split) rows of a pool file (`labels pool` output: CSV, TSV, JSONL or Parquet), each id
+    checked against the task's collection: a pool of another task is one line naming the file, not a KeyError."""
+    t = read_table(Path(path), "utf-8", "pool")
+    t.require_columns(["query_id", "doc_id"])
+    rows = []
+    for loc, raw in t.rows:
+        row = {k: restore(v) for k, v in raw.items()} if t.kind in ("csv", "tsv") else raw  # `labels pool`'s quoting
+        qid, doc_id = as_id(t.get(loc, row, "query_id")), as_id(t.get(loc, row, "doc_id"))
+        if qid not in collection.queries:
+            raise t.error(loc, f"unknown query id {qid!r}: is this the pool of task {collection.name}?")
+        if doc_id not in collection.corpus:
+            raise t.error(loc, f"unknown document id {doc_id!r}: is this the pool of task {collection.name}?")
+        rows.append({"query_id": qid, "doc_id": doc_id, "split": as_id(row.get("split")) or None})
+    return rows
