@@ -49,7 +49,7 @@ def main() -> None:
 
     warnings.filterwarnings("ignore")
     logging.getLogger("mteb").setLevel(logging.ERROR)
-    from runners.execution.candidates import experiments as ex
+    from runners.execution.candidates import experiment_candidates as ex
     from runners.search.chunking import Chunker, split_corpus, token_offsets
     from runners.config.benchmark import BenchmarkConfig
     from runners.execution.run import load_task, run_benchmark

@@ -68,7 +68,7 @@ def candidate_rate(url: str, texts: list[str], batch: int, in_flight: int, tmp: 
 
     from runners.config.model_spec import ModelSpec
     from runners.execution.cache.embedding_cache import CachedEncoder, EmbeddingStore, _rows_of
-    from runners.execution.candidates.endpoint import candidate
+    from runners.execution.candidates.endpoint_candidate import candidate
 
     spec = ModelSpec(name="bench/minilm-served", kind="endpoint",
                      endpoint={"url": url, "model": "minilm", "batch_size": batch, "max_concurrency": in_flight})

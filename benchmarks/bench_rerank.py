@@ -35,7 +35,7 @@ def _rerankers(smoke: bool) -> dict[str, object]:
     from sentence_transformers import CrossEncoder
 
     from runners.config.rerank import RerankerSpec
-    from runners.execution.candidates.rerank import CrossEncoderScorer, rerank_scorer
+    from runners.execution.candidates.rerank_candidate import CrossEncoderScorer, rerank_scorer
 
     bi = rerank_scorer(RerankerSpec(name="sentence-transformers/all-MiniLM-L6-v2", kind="bi-encoder"), ROOT)
     torch.manual_seed(0)
@@ -49,7 +49,7 @@ def main(task_name: str, n_queries: int, depths: tuple[int, ...], smoke: bool = 
     import torch
 
     from runners.config.model_spec import BM25_NAME
-    from runners.execution.candidates.rerank import RerankSearch, order
+    from runners.execution.candidates.rerank_candidate import RerankSearch, order
     from runners.execution.candidates.rerank_cache import PairScoreCache
     from runners.execution.tasks import load_task
 

@@ -70,7 +70,7 @@ def main() -> None:
     import yaml
 
     from runners.config.benchmark import BenchmarkConfig
-    from runners.execution.candidates.experiments import clear_shared
+    from runners.execution.candidates.experiment_candidates import clear_shared
     from runners.execution.run import candidates_for, run_benchmark
     from runners.results.store import load_ann_agreement
     from runners.retrievers.pg_local import local_postgres

@@ -97,7 +97,7 @@ def pinned_machine(monkeypatch: Any) -> None:
     monkeypatch.setattr(platform, "machine", lambda: "x86_64")
     import numpy as np
 
-    from runners.execution.candidates import endpoint
+    from runners.execution.candidates import endpoint_candidate as endpoint
 
     def probe(client: Any) -> tuple[str, Any]:  # the server's answer to the probe text, without a server
         return client.model or "served-default", np.linspace(-1.0, 1.0, 8, dtype=np.float32)

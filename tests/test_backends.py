@@ -32,7 +32,7 @@ def _specs():
 
 def test_results_names_fingerprints_and_cache_keys_differ_per_backend():
     from runners.execution.candidates.candidates import candidate_from_spec
-    from runners.results.identity import run_identity
+    from runners.execution.candidates.run_identity import run_identity
 
     class Task:  # what run_identity reads of a task
         metadata = type("M", (), {"name": "T", "dataset": {"revision": "r"}, "main_score": "ndcg_at_10",
@@ -166,7 +166,7 @@ needs_ov_int8 = pytest.mark.skipif(not HAS_OV_INT8, reason="openvino/nncf not in
 def test_openvino_int8_build_method_and_calibration_set_change_its_copy_and_fingerprint(tmp_path, monkeypatch):
     """int8 results of another build method (the earlier weights-only int8) or calibration set never count as these."""
     import runners.execution.backends.calibration_texts as calibration
-    import runners.execution.backends.identity as identity
+    import runners.execution.backends.backend_facts as identity
     from runners.execution.backends.backend_build import artefact_name
 
     (tmp_path / "model.safetensors").write_bytes(b"weights")

@@ -24,7 +24,7 @@ WORDS = {"name": "toy/words", "label": "Words", "kind": "retriever", "factory": 
 
 
 def _run(cfg: Path) -> None:
-    from runners.execution.candidates.experiments import clear_shared
+    from runners.execution.candidates.experiment_candidates import clear_shared
 
     clear_shared()
     result = runner.invoke(app, ["run", "--config", str(cfg)])

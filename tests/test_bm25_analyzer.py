@@ -312,7 +312,7 @@ def test_a_hybrid_uses_and_records_the_tasks_analyzer(tmp_path):
     """BM25 inside a hybrid indexes with the task's analyzer too, and its results record it; the dense model's
     do not."""
     from runners.execution.candidates.bm25 import AnalyzedBM25Search
-    from runners.execution.candidates.experiments import candidates_from_experiments
+    from runners.execution.candidates.experiment_candidates import candidates_from_experiments
 
     task_yaml = write_task(tmp_path, ["ron-Latn", "eng-Latn"], {"stemmer": "romanian", "stopwords": "none"})
     dense = {"name": "test/np", "factory": "tests.identity_encoder:NumpyEncoder", "revision": "r1"}

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from datasets import Dataset
 
-from runners.execution.candidates import experiments as ex
+from runners.execution.candidates import experiment_candidates as ex
 from runners.execution.cache.embedding_cache import CachedEncoder, EmbeddingStore
 from runners.execution.encoding.synthetic import SyntheticEncoder
 from runners.execution.cache.chunk_blocks import BLOCK_DOCS, LargeChunkedSearch, blockwise, chunk_block

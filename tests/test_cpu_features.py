@@ -28,7 +28,7 @@ def _machine(monkeypatch, flags: frozenset[str], openvino: tuple[str, ...]) -> N
 def _identities(backend: str, precision: str):
     from runners.config.model_spec import ModelSpec
     from runners.execution.candidates.candidates import candidate_from_spec
-    from runners.results.identity import run_identity
+    from runners.execution.candidates.run_identity import run_identity
 
     cand = candidate_from_spec(ModelSpec(name=MINILM, label="m", backend=backend, precision=precision))
     return run_identity(cand, Task(), None), cand.cache_variant
@@ -37,7 +37,7 @@ def _identities(backend: str, precision: str):
 @pytest.mark.parametrize("backend, precision", [("onnx", "int8"), ("openvino", "int8"), ("openvino", "bf16")])
 def test_cpu_dependent_backends_get_another_fingerprint_on_another_cpu(monkeypatch, backend, precision):
     from runners.analysis.history import identity_changes
-    from runners.results.identity import changed_parts
+    from runners.results.fingerprints import changed_parts
 
     _machine(monkeypatch, AVX512, ("BF16", "FP32", "INT8"))
     here, here_cache = _identities(backend, precision)

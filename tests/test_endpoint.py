@@ -46,7 +46,7 @@ def spec(url: str, **endpoint) -> ModelSpec:
 
 
 def client(url: str, sleeps: list | None = None, **endpoint):
-    from runners.execution.candidates.endpoint import EndpointClient
+    from runners.execution.candidates.endpoint_candidate import EndpointClient
 
     return EndpointClient(spec(url, **endpoint), "bench.yaml", **({"sleep": sleeps.append} if sleeps is not None else {}))
 
@@ -75,7 +75,7 @@ def test_retries_back_off_then_succeed(served) -> None:
 
 
 def test_retries_spent_is_one_line(served) -> None:
-    from runners.execution.candidates.endpoint import EndpointError
+    from runners.execution.candidates.endpoint_candidate import EndpointError
 
     fake = FakeEmbeddings(fail_first=100, fail_status=500, retry_after=None)
     sleeps: list[float] = []
@@ -102,7 +102,7 @@ def test_api_key_comes_from_the_named_environment_variable(served, monkeypatch) 
 
 @pytest.mark.parametrize("case", ["unreachable", "not_found", "garbage"])
 def test_a_broken_server_is_one_line(case, served) -> None:
-    from runners.execution.candidates.endpoint import candidate
+    from runners.execution.candidates.endpoint_candidate import candidate
 
     url = {"unreachable": lambda: f"http://127.0.0.1:{_free_port()}/v1",
            "not_found": lambda: served(FakeEmbeddings()).replace("/v1", "/nothing"),
@@ -115,7 +115,7 @@ def test_a_broken_server_is_one_line(case, served) -> None:
 
 
 def test_probe_names_the_served_model_and_a_swap_changes_the_identity(served, tmp_path) -> None:
-    from runners.execution.candidates.endpoint import _PROBES, candidate
+    from runners.execution.candidates.endpoint_candidate import _PROBES, candidate
 
     _PROBES.clear()
     fake = FakeEmbeddings()
@@ -137,7 +137,7 @@ def test_probe_names_the_served_model_and_a_swap_changes_the_identity(served, tm
 
 
 def test_probe_noise_keeps_its_id(tmp_path) -> None:
-    from runners.execution.candidates.endpoint import _PROBES, probe_id
+    from runners.execution.candidates.endpoint_candidate import _PROBES, probe_id
 
     _PROBES.clear()
     v = fake_vector(0, "x", 384).astype(np.float32)

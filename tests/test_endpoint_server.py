@@ -87,7 +87,7 @@ def test_served_model_equals_in_process_and_a_swap_reruns(infinity, tmp_path) ->
     from custom_tasks.config import TaskConfig
     from custom_tasks.sources import load_collection
     from runners.config.model_spec import ModelSpec
-    from runners.execution.candidates.endpoint import EndpointClient
+    from runners.execution.candidates.endpoint_candidate import EndpointClient
 
     url = infinity.start(_minilm_dir(), "minilm")
     bench = _bench(tmp_path, url)

@@ -15,7 +15,7 @@ from custom_tasks.config import TaskConfig
 from custom_tasks.errors import ConfigError
 from custom_tasks.task import task_from_collection
 from runners.analysis import experiments as exa
-from runners.execution.candidates import experiments as ex
+from runners.execution.candidates import experiment_candidates as ex
 from runners.results.store import load_ann_agreement
 from runners.search.ann import AGREEMENT_LABELS
 from runners.search.chunking import Chunker, ChunkedSearch, chunk_level_collection, split_corpus

@@ -23,7 +23,7 @@ def _project(tmp_path: Path, tiny_copy: Path) -> Path:
 
 
 def _run(cfg: Path) -> None:
-    from runners.execution.candidates.experiments import clear_shared
+    from runners.execution.candidates.experiment_candidates import clear_shared
 
     clear_shared()
     result = runner.invoke(app, ["run", "--config", str(cfg)])

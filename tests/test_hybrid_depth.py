@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runners.execution.candidates import experiments as ex
+from runners.execution.candidates import experiment_candidates as ex
 from runners.results.store import load_rankings
 from runners.search.hybrid import HybridRetriever, cut, rrf, weighted
 from tests.test_experiments import FakeEncoder, bench, run, tiny_collection, tiny_task

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from runners.config.benchmark import BenchmarkConfig
-from runners.results import identity as identity_mod
+from runners.results import fingerprints as identity_mod
 from runners.execution.run import run_benchmark
 from runners.results.store import task_result_path
 from tests.conftest import write_benchmark

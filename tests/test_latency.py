@@ -17,7 +17,7 @@ from conftest import TINY_YAML, write_benchmark
 from runners.analysis.cost import at_scale, cheapest_not_worse, cost_row, load_latency
 from runners.cli import app
 from runners.config.benchmark import BenchmarkConfig
-from runners.execution.candidates.experiments import clear_shared
+from runners.execution.candidates.experiment_candidates import clear_shared
 from runners.execution.measure.latency import NOT_MEASURABLE, LatencyOptions, measure
 from runners.execution.run import candidates_for, is_complete, run_benchmark
 from runners.execution.tasks import load_task

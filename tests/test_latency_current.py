@@ -12,7 +12,7 @@ from conftest import TINY_YAML, write_benchmark
 from runners.analysis.cost import STALE, load_latency
 from runners.cli import app
 from runners.config.benchmark import BenchmarkConfig
-from runners.execution.candidates.experiments import clear_shared
+from runners.execution.candidates.experiment_candidates import clear_shared
 from runners.execution.measure.latency import LatencyOptions, measure
 from runners.execution.run import candidates_for, run_benchmark
 from runners.execution.tasks import load_task

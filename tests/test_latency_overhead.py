@@ -13,7 +13,7 @@ import pytest
 
 from conftest import TINY_YAML, write_benchmark
 from runners.config.benchmark import BenchmarkConfig
-from runners.execution.candidates.experiments import clear_shared
+from runners.execution.candidates.experiment_candidates import clear_shared
 from runners.execution.measure.latency import LatencyOptions, measure
 from runners.execution.run import candidates_for, run_benchmark
 from runners.execution.tasks import load_task

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from conftest import TINY_YAML, write_benchmark
 from runners.cli import app
 from runners.config.benchmark import BenchmarkConfig
-from runners.execution.candidates import rerank
+from runners.execution.candidates import rerank_candidate as rerank
 from runners.execution.run import run_benchmark
 from runners.results.store import find_run, load_rankings, read_json
 

@@ -11,8 +11,8 @@ from sentence_transformers import SentenceTransformer
 
 from conftest import MINILM, TINY_YAML, write_benchmark
 from runners.config.benchmark import BenchmarkConfig
-from runners.execution.candidates import rerank
-from runners.execution.candidates.experiments import clear_shared
+from runners.execution.candidates import rerank_candidate as rerank
+from runners.execution.candidates.experiment_candidates import clear_shared
 from runners.execution.run import run_benchmark
 from runners.results.store import find_run, task_result_path
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import TINY_YAML, write_benchmark
 from custom_tasks.errors import ConfigError
 from runners.config.benchmark import BenchmarkConfig
-from runners.execution.candidates.experiments import clear_shared
+from runners.execution.candidates.experiment_candidates import clear_shared
 from runners.execution.run import run_benchmark
 from runners.results.store import load_per_query, read_identity, run_dir
 

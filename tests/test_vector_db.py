@@ -15,7 +15,7 @@ import pytest
 
 from conftest import write_benchmark
 from runners.config.benchmark import BenchmarkConfig
-from runners.execution.candidates.experiments import clear_shared
+from runners.execution.candidates.experiment_candidates import clear_shared
 from runners.execution.run import run_benchmark
 from runners.results.store import load_ann_agreement, load_per_query
 

@@ -1,6 +1,6 @@
 """Do the stored results still measure the task as its YAML and files say it is now?
 
-`run` never reuses a result whose fingerprint differs from the current config (runners/results/identity.py),
+`run` never reuses a result whose fingerprint differs from the current config (runners/results/fingerprints.py),
 but `stats`, `check` and the report read whatever is stored: after `languages:` or the `bm25:` block is edited, or
 a document is added, and before the next `run`, they would print figures of the task as it was, next to the task's
 current settings (the report's Tasks section would say `ron-Latn` beside an English BM25 analyzer). Each stored run

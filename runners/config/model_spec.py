@@ -79,7 +79,7 @@ class ModelSpec(BaseModel):
     #: mteb's model_prompts: {query: "query: ", document: "passage: "}, or keyed by task type / task name
     #: ("Retrieval-query", "<Task>-document"), the text put before each input (runners/results/variants.py: @pr)
     prompts: dict[str, str] | None = None
-    #: kind endpoint: the OpenAI-compatible /v1/embeddings server (runners/execution/candidates/endpoint.py)
+    #: kind endpoint: the OpenAI-compatible /v1/embeddings server (runners/execution/candidates/endpoint_candidate.py)
     endpoint: EndpointOptions | None = None
 
     @field_validator("name")
@@ -107,7 +107,7 @@ class ModelSpec(BaseModel):
     def _retriever_names_its_factory(self) -> ModelSpec:
         if self.kind == "retriever" and (not self.factory or ":" not in self.factory):
             raise ValueError(f"model '{self.name}': kind retriever needs `factory: package.module:function` "
-                             "(returning an object with search(queries, top_k); runners/execution/candidates/retriever.py)")
+                             "(returning an object with search(queries, top_k); runners/execution/candidates/retriever_candidate.py)")
         return self
 
     @field_validator("prompts")

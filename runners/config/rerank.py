@@ -14,7 +14,7 @@ or the HF cache), a local `path:`, or a `factory:` (package.module:function retu
 `cross-encoder` scores each (query, document) pair jointly; `bi-encoder` (a sentence-transformers embedding
 model) scores the pair as the model's similarity of the two embeddings; `auto` tells them apart by the
 model folder (`modules.json` with no `*ForSequenceClassification` head = bi-encoder). The execution side is
-runners/execution/candidates/rerank.py.
+runners/execution/candidates/rerank_candidate.py.
 """
 
 from __future__ import annotations

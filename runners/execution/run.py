@@ -39,9 +39,10 @@ from ..results.store import (
     task_result_path,
 )
 from .candidates.candidates import Candidate, candidate_from_spec
+from .candidates.run_identity import run_identity
 from .cache.embedding_cache import wrap_cache
-from .candidates.experiments import candidates_from_experiments, chunk_level_runs
-from ..results.identity import changed_parts, run_identity
+from .candidates.experiment_candidates import candidates_from_experiments, chunk_level_runs
+from ..results.fingerprints import changed_parts
 from ..results.migrate import migrate_search_variants
 from ..results.variants import experiment_meta, migrate_variant_results, variant_of
 from .cache.large_corpus import search_model_for

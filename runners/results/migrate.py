@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from .identity import canonical_hash
+from .fingerprints import canonical_hash
 from .store import SIDE, atomic_write_json, file_digest, identity_path, model_dir_name, read_json, result_folder
 from .variants import experiment_meta, legacy_name
 

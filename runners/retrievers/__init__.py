@@ -1,4 +1,4 @@
-"""Retriever adapters for `kind: retriever` (runners/execution/candidates/retriever.py): real vector databases.
+"""Retriever adapters for `kind: retriever` (runners/execution/candidates/retriever_candidate.py): real vector databases.
 
 `pgvector` (PostgreSQL + pgvector, a server of yours or an embedded one) and `lancedb` (embedded). Each
 writes the vectors of a model of the config, from private-mteb's embedding cache (an `Embedder`), into

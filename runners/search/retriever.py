@@ -1,6 +1,6 @@
 """Bring your retriever: any object with `search(queries, top_k)` scored by mteb as a search protocol.
 
-The object a `kind: retriever` factory returns (runners/execution/candidates/retriever.py) needs
+The object a `kind: retriever` factory returns (runners/execution/candidates/retriever_candidate.py) needs
 
 * `search(queries: dict[query id, text], top_k: int) -> dict[query id, dict[doc id, score]]`, and optionally
 * `index(corpus)`: called once per (task, split, subset) before its searches, with an iterable of

@@ -41,8 +41,8 @@ from custom_tasks.errors import ConfigError
 
 from ...results.locks import FileLock
 from ...results.store import env_faults, file_digest
-from ...results.identity import canonical_hash, weights_fingerprint
-from .identity import BACKEND_RUNTIMES, backend_identity, build_method
+from ...results.fingerprints import canonical_hash, weights_fingerprint
+from .backend_facts import BACKEND_RUNTIMES, backend_identity, build_method
 
 EXPORT_CACHE_ENV = "PRIVATE_MTEB_EXPORT_CACHE"
 FORMAT = 1  # bump when what is built changes (for all; one method: identity.BUILD_METHODS)

@@ -23,7 +23,7 @@ import numpy as np
 from ...results.store import env_faults, model_dir_name
 from ...search.scores import similarity
 from ..encoding import encode_rate
-from ...results.identity import weights_fingerprint
+from ...results.fingerprints import weights_fingerprint
 from ..encoding.progress import EncodeProgress, encoding
 from .vector_store import VectorStore, keys_array
 

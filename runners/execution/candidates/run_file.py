@@ -29,8 +29,9 @@ from custom_tasks.errors import CollectionError, ConfigError
 from custom_tasks.readers._io import TABLE_EXTENSIONS, as_id, display_path, is_missing, read_lines, read_table
 
 from ...config.model_spec import ModelSpec
-from .candidates import Candidate, spec_identity
-from ...results.identity import spec_weight_paths, weights_fingerprint
+from .candidates import Candidate
+from .candidate_value import model_value
+from ...results.fingerprints import weights_fingerprint
 
 QUERY_COLUMNS = ("query_id", "qid", "query-id")
 DOC_COLUMNS = ("doc_id", "docid", "corpus_id", "corpus-id")
@@ -239,9 +240,6 @@ def candidate(spec: ModelSpec, device: str | None = None) -> Candidate:
 
         return RunFileSearch(run, ModelMeta.create_empty().model_copy(update={"name": name, "revision": revision}))
 
-    return Candidate(name=name, revision=revision, label=spec.default_label, load=load,
-                     kind="run", public_name=spec.public_name, cacheable=False,
-                     info={"source": str(path), "kind": "run"},
-                     identity=spec_identity(spec, name, revision, "run"),
-                     weight_paths=spec_weight_paths(str(path)),
-                     check=lambda tasks: check(run, tasks))
+    return Candidate(value=model_value(spec, name, revision, "run", weight_paths=(str(path),), cache_variant=""),
+                     load=load, public_name=spec.public_name, cacheable=False,
+                     info={"source": str(path), "kind": "run"}, check=lambda tasks: check(run, tasks))

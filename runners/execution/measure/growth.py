@@ -29,7 +29,7 @@ from ...config.experiments import GrowthEntry, distractors_path, parse_experimen
 from ...results.growth_store import growth_path
 from ...results.store import atomic_write_json, read_json
 from .distractors import Distractors, load_distractors
-from ..candidates.experiments import dense_candidate, shared_encoder
+from ..candidates.experiment_candidates import dense_candidate, shared_encoder
 from ..tasks import load_task, task_revision
 
 

@@ -40,7 +40,7 @@ from ...results.store import atomic_write_json, read_json, run_dir
 from ..candidates.candidates import Candidate
 from ..cache.embedding_cache import wrap_cache
 from ..encoding.encode_rate import cpu_name
-from ...results.identity import run_identity
+from ..candidates.run_identity import run_identity
 from ..cache.large_corpus import search_model_for
 from .served_inputs import NullSearch, corpus_chunks_held, no_hybrid_bars, prepared_held
 from .serving import DEFAULT_ENCODE_SAMPLE, Serving, index_bytes, parts, serve, static_facts, unserve
@@ -148,7 +148,7 @@ def _prepare(cand: Candidate, cfg: BenchmarkConfig, view: TaskView, others: dict
 def _prepare_rerank(s: Served, cfg: BenchmarkConfig, view: TaskView, others: dict[str, Served],
                     opts: LatencyOptions) -> Served:
     """Served reranking = the first stage served (its own search, live) + `rerank_one` without the score cache."""
-    from ..candidates.rerank import order
+    from ..candidates.rerank_candidate import order
 
     search = s.search
     first = others.get(search.first.name) or _prepare(search.first, cfg, view, others, opts)

@@ -41,7 +41,8 @@ from ...config.endpoint import EndpointOptions
 from ...config.model_spec import ModelSpec
 from ...results.store import atomic_write_json, read_json
 from ..remote.openai_http import Fatal, JsonPoster, Retry, backoff
-from .candidates import Candidate, spec_identity
+from .candidate_value import model_value
+from .candidates import Candidate
 
 #: embedded once per candidate: the same text for every server, every language's letters in it
 PROBE_TEXT = "private-mteb probe: Zürich, São Paulo, Ștefan cel Mare, İstanbul; 12 345 documents — ünïcödé."
@@ -227,8 +228,6 @@ def candidate(spec: ModelSpec, device: str | None = None, cfg: Any = None) -> Ca
     served, vector = client.probe()
     name, revision = spec.results_name, spec.revision or "local"
     pid = probe_id(name, vector, getattr(cfg, "cache_path", None))
-    identity = {**spec_identity(spec, name, revision, "endpoint"), "served_model": served, "probe": pid,
-                "dim": int(vector.shape[0])}
     served_hash = hashlib.sha256(f"{served}|{client.model}|{spec.endpoint.dimensions}".encode()).hexdigest()[:12]
 
     def load() -> Any:
@@ -239,8 +238,8 @@ def candidate(spec: ModelSpec, device: str | None = None, cfg: Any = None) -> Ca
                                                   "embed_dim": int(vector.shape[0])})
         return endpoint_encoder(EndpointClient(spec, config), meta, spec.prompts)
 
-    return Candidate(name=name, revision=revision, label=spec.default_label, load=load, kind="endpoint",
-                     public_name=spec.public_name, cacheable=True,
-                     cache_variant=f"endpoint={served_hash},probe={pid}",
-                     info={"source": spec.endpoint.embeddings_url, "kind": "endpoint", "served_model": served},
-                     identity=identity)
+    value = model_value(spec, name, revision, "endpoint", extra={"served_model": served, "probe": pid,
+                                                                "dim": int(vector.shape[0])},
+                        cache_variant=f"endpoint={served_hash},probe={pid}")
+    return Candidate(value=value, load=load, public_name=spec.public_name, cacheable=True,
+                     info={"source": spec.endpoint.embeddings_url, "kind": "endpoint", "served_model": served})

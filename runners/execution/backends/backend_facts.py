@@ -1,14 +1,16 @@
-"""The backend part of a candidate's identity: backend, precision, runtime versions, build method.
+"""The machine facts of an exported backend: backend, precision, runtime versions, build method, CPU features.
 
-A variant encoded by ONNX Runtime or OpenVINO is fingerprinted by these (torch fp32 adds nothing, so the
-reference's fingerprints stay valid); the exported copy's folder name (backend_build.py) uses the same parts.
+A variant encoded by ONNX Runtime or OpenVINO is fingerprinted with these (torch fp32 adds nothing, so the
+reference's fingerprints stay valid): the one identity function (execution/candidates/run_identity.py) adds
+them to each value whose settings name such a backend; the exported copy's folder name (backend_build.py) uses
+the same parts.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...results.identity import canonical_hash
+from ...results.fingerprints import canonical_hash
 from .cpu_features import cpu_identity
 
 #: the runtime packages whose version can change an exported model's vectors, per backend

@@ -28,8 +28,10 @@ from ...config.benchmark import BenchmarkConfig
 from ...config.experiments import PlannedCandidate
 from ...config.rerank import RerankerSpec
 from ...results.store import find_run, load_rankings, read_identity
+from .candidate_value import CandidateValue, experiment_value
 from .candidates import Candidate
-from ...results.identity import canonical_hash, run_identity, weights_fingerprint
+from .run_identity import run_identity
+from ...results.fingerprints import canonical_hash, weights_fingerprint
 from ..encoding.models import offline_copy
 from .rerank_cache import Pair, PairScoreCache
 
@@ -337,6 +339,14 @@ def shared_scorer(cache_id: str, spec: RerankerSpec, cfg: BenchmarkConfig) -> An
     return _SCORERS[cache_id]
 
 
+def reranker_cache_id(value: CandidateValue, memo_dir: Path | None) -> str:
+    """The pair-score cache of a rerank value's reranker: its settings and the content of its files (the value's
+    files beyond its first stage's), so every depth of a sweep, and every first stage, shares one cache."""
+    base = value.part("base")
+    own = value.weight_paths[len(base.weight_paths) if base is not None else 0:]
+    return canonical_hash({**value.settings["reranker"], "weights": weights_fingerprint(own, memo_dir)}, 24)
+
+
 def rerank_candidate(plan: PlannedCandidate, first: Candidate, cfg: BenchmarkConfig) -> Candidate:
     """The Candidate of one (rerank entry, depth): named, identified, loaded lazily."""
     spec, depth = plan.strategy
@@ -348,10 +358,13 @@ def rerank_candidate(plan: PlannedCandidate, first: Candidate, cfg: BenchmarkCon
         task = tasks.get(task_name)
         return None if task is None else run_identity(first, task, cfg.keep_top_k, cfg.cache_path)["fingerprint"]
 
+    value = experiment_value(plan.name, plan.label, "rerank", plan.params, first.value, reranker=rr_identity,
+                             extra_paths=rr_paths)
+
     def load() -> RerankSearch:
         from mteb.models.model_meta import ModelMeta
 
-        cache_id = canonical_hash({**rr_identity, "weights": weights_fingerprint(rr_paths, cfg.cache_path)}, 24)
+        cache_id = reranker_cache_id(value, cfg.cache_path)
         loaded = lambda: cached_documents(shared_scorer(cache_id, spec, cfg), spec, cfg)  # noqa: E731 - on first use
         meta = ModelMeta.create_empty().model_copy(update={"name": plan.name, "revision": first.revision,
                                                            "adapted_from": first.name})  # names its first stage
@@ -366,11 +379,7 @@ def rerank_candidate(plan: PlannedCandidate, first: Candidate, cfg: BenchmarkCon
 
     info = {"experiment": "rerank", "base": first.name, "base_revision": first.revision, "base_label": first.label,
             **plan.params}
-    identity = {"name": plan.name, "experiment": "rerank", "params": plan.params, "reranker": rr_identity,
-                "base": first.identity}
-    return Candidate(name=plan.name, revision=first.revision, label=plan.label, load=load, kind="rerank",
-                     cacheable=False, info=info, identity=identity, weight_paths=first.weight_paths + rr_paths,
-                     check=check)
+    return Candidate(value=value, load=load, cacheable=False, info=info, check=check)
 
 
 def clear_scorers() -> None:

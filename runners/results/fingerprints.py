@@ -1,8 +1,9 @@
-"""Run identity: a fingerprint of everything that can change a stored number.
+"""The fingerprints a run identity is made of, and how a stored identity record is read.
 
-A stored result is reused only when its fingerprint equals the one the current config gives, so no
-change of data, task settings, encode settings, local weights or experiment parameters ever returns a
-stale score. The fingerprint hashes:
+The identity itself is computed in one function, runners/execution/candidates/run_identity.py; this module
+holds what it hashes with (`canonical_hash`), the data's and the task's fingerprint (`task_identity`), the
+local files' (`weights_fingerprint`), the stored depth, and which parts of two records differ
+(`changed_parts`). Its fingerprint covers:
 
 * task: the dataset revision (content hash of the collection), the TaskConfig's
   `settings_fingerprint()` when the task has one, and eval splits, main score, k-values, prompts and
@@ -12,8 +13,8 @@ stale score. The fingerprint hashes:
   local model the content hash of its files (weights, config, tokenizer); for an encode backend other than
   torch fp32, the backend, precision, the versions of the packages that export and run it and the build
   method where it is more than a conversion (openvino int8: NNCF post-training quantisation + calibration set),
-  and for bf16 / int8 the CPU features that decide their numerics (cpu_features.py): that part is computed by
-  runners/execution/backends/identity.py (`cand.identity` already holds it);
+  and for bf16 / int8 the CPU features that decide their numerics (cpu_features.py): those facts are
+  runners/execution/backends/backend_facts.py's;
 * output: the stored ranking depth (`keep_top_k`, by default all of mteb's top_k: the task's largest k).
 
 Hashing a local model folder reads every byte once; the digest of each file is remembered by
@@ -42,11 +43,6 @@ _MEMO: dict[str, str] = {}  # "path|size|mtime_ns" -> sha256, process-wide
 def canonical_hash(obj: Any, length: int = 16) -> str:
     data = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(data.encode()).hexdigest()[:length]
-
-
-def spec_weight_paths(path: str | None) -> tuple[str, ...]:
-    """Local files that define a model: its `path:` (a factory accepting `path` receives it too)."""
-    return (path,) if path else ()
 
 
 def _files(root: Path) -> Iterable[Path]:
@@ -119,11 +115,6 @@ def task_identity(task: Any) -> dict[str, Any]:
     return out
 
 
-def resolved_identity(cand: Any, memo_dir: Path | None = None) -> dict[str, Any]:
-    """The candidate's static identity plus the content hash of its local files."""
-    return {**cand.identity, "weights": weights_fingerprint(cand.weight_paths, memo_dir)}
-
-
 def stored_depth(keep_top_k: int | None, task: Any) -> int:
     """Documents stored per query: `keep_top_k`, or (None) every document mteb ranked and scored.
 
@@ -133,15 +124,6 @@ def stored_depth(keep_top_k: int | None, task: Any) -> int:
         return int(keep_top_k)
     k_values = list(getattr(task, "k_values", None) or [])
     return max(k_values) if k_values else 1000  # mteb's default k values end at 1000
-
-
-def run_identity(cand: Any, task: Any, keep_top_k: int | None, memo_dir: Path | None = None) -> dict[str, Any]:
-    """The full identity record of (candidate, task); its `fingerprint` decides whether a result is reusable.
-
-    The depth is recorded as the number it resolves to, so `keep_top_k: 1000` and the default agree."""
-    body = {"v": IDENTITY_VERSION, "task": task_identity(task), "candidate": resolved_identity(cand, memo_dir),
-            "keep_top_k": stored_depth(keep_top_k, task)}
-    return {"fingerprint": canonical_hash(body), **body}
 
 
 def changed_parts(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ...config.benchmark import BenchmarkConfig
+from ...config.model_spec import ModelSpec
 from ...config.experiments import (
     PlannedCandidate,
     base_spec,
@@ -23,14 +24,15 @@ from ...config.experiments import (
 from ...search.ann import AnnSearch
 from ...search.chunking import chunk_level_collection, token_offsets
 from ...search.hybrid import HybridRetriever
+from .candidate_value import experiment_value
 from .candidates import Candidate, candidate_from_spec
 from ..cache.chunk_blocks import LargeChunkedSearch
 from ..cache.embedding_cache import CachedEncoder, wrap_cache
-from ...results.identity import weights_fingerprint
+from ...results.fingerprints import weights_fingerprint
 from ...results.variants import variant_of
 from ..cache.large_corpus import LARGE_CORPUS_DOCS, dense_search
 from ..cache.prefill import block_vectors
-from .rerank import rerank_candidate
+from .rerank_candidate import rerank_candidate
 
 logger = logging.getLogger(__name__)
 
@@ -102,20 +104,22 @@ def _loader(plan: PlannedCandidate, dense: Candidate, cache_path: Path, results_
 
 
 def candidate_from_plan(plan: PlannedCandidate, dense: Candidate, cache_path: Path,
-                        results_dir: Path | None = None, large_corpus_docs: int = LARGE_CORPUS_DOCS) -> Candidate:
+                        results_dir: Path | None = None, large_corpus_docs: int = LARGE_CORPUS_DOCS,
+                        sparse: Candidate | None = None) -> Candidate:
+    """A hybrid / chunking / ANN candidate: its value holds the dense model's (and a hybrid BM25's)."""
     info = {"experiment": plan.kind, "base": dense.name, "base_revision": dense.revision,
             "base_label": dense.label, **plan.params}
-    identity = {"name": plan.name, "experiment": plan.kind, "params": plan.params, "strategy": repr(plan.strategy),
-                "base": dense.identity}
-    return Candidate(name=plan.name, revision=dense.revision, label=plan.label,
-                     load=_loader(plan, dense, cache_path, results_dir, large_corpus_docs), kind=plan.kind,
-                     cacheable=False, info=info, identity=identity, weight_paths=dense.weight_paths)
+    value = experiment_value(plan.name, plan.label, plan.kind, plan.params, dense.value, strategy=plan.strategy,
+                             sparse=sparse.value if sparse is not None else None)
+    return Candidate(value=value, load=_loader(plan, dense, cache_path, results_dir, large_corpus_docs),
+                     cacheable=False, info=info)
 
 
 def candidates_from_experiments(cfg: BenchmarkConfig) -> list[Candidate]:
     """All doc-level experiment candidates of a benchmark config (nothing is loaded here)."""
     dense: dict[str, Candidate] = {}
     out: list[Candidate] = []
+    sparse: list[Candidate] = []  # BM25, the sparse part of every hybrid (held by its value, not hashed)
     for plan in plan_experiments(cfg):
         if plan.kind == "rerank":  # its first stage: an experiment candidate made above, or a `models:` entry
             first = next((c for c in out if c.name == plan.params["first"]), None)
@@ -124,8 +128,10 @@ def candidates_from_experiments(cfg: BenchmarkConfig) -> list[Candidate]:
             continue
         if plan.base.name not in dense:
             dense[plan.base.name] = candidate_from_spec(plan.base, cfg.encode.device, cfg.encode.max_seq_length)
+        if plan.kind == "hybrid" and not sparse:
+            sparse.append(candidate_from_spec(ModelSpec(name="bm25")))
         out.append(candidate_from_plan(plan, dense[plan.base.name], cfg.cache_path, cfg.results_path,
-                                       cfg.encode.large_corpus_docs))
+                                       cfg.encode.large_corpus_docs, sparse[0] if plan.kind == "hybrid" else None))
     return out
 
 

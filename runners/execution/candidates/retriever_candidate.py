@@ -29,9 +29,9 @@ from custom_tasks.errors import ConfigError
 
 from ...config.model_spec import ModelSpec
 from ...search.retriever import Embedder, RetrieverSearch
-from .candidates import Candidate, candidate_from_spec, spec_identity
-from .experiments import dense_candidate, shared_encoder
-from ...results.identity import spec_weight_paths
+from .candidates import Candidate, candidate_from_spec
+from .candidate_value import Part, model_value
+from .experiment_candidates import dense_candidate, shared_encoder
 from ..encoding.models import factory_kwargs, import_factory
 
 
@@ -45,16 +45,12 @@ def candidate(spec: ModelSpec, device: str | None = None, cfg: Any = None) -> Ca
                  else candidate_from_spec(ModelSpec(name=model), device))
     cache_path = cfg.cache_path if cfg is not None else None
     results_dir = cfg.results_path if cfg is not None else None
-    identity = {**spec_identity(spec, name, revision, "retriever"),
-                "embedder": dense.identity if dense is not None else None}
-    return Candidate(
-        name=name, revision=revision, label=spec.default_label,
-        load=lambda: load(spec, revision, dense, cache_path, results_dir),
-        kind="retriever", public_name=spec.public_name, cacheable=False,
-        info={"source": spec.factory, "kind": "retriever", "model": model},
-        identity=identity,
-        weight_paths=spec_weight_paths(spec.path) + (dense.weight_paths if dense is not None else ()),
-    )
+    own = (spec.path,) if spec.path else ()
+    value = model_value(spec, name, revision, "retriever", parts=(Part("embedder", dense.value if dense else None),),
+                        weight_paths=own + (dense.weight_paths if dense is not None else ()), cache_variant="")
+    return Candidate(value=value, load=lambda: load(spec, revision, dense, cache_path, results_dir),
+                     public_name=spec.public_name, cacheable=False,
+                     info={"source": spec.factory, "kind": "retriever", "model": model})
 
 
 def load(spec: ModelSpec, revision: str, dense: Candidate | None, cache_path: Path | None,
