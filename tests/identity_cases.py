@@ -6,8 +6,9 @@ folder variant, the rerank score cache id, and the full run identity (fingerprin
 recompute them with today's code: a difference means stored results would be re-run or reported stale.
 
 The facts of the machine that enter a backend variant's identity (the installed runtime versions, the CPU's
-feature flags, what OpenVINO computes in) and an endpoint's answer to its probe are pinned by `pinned_machine`, so the record is the same on every
-machine; everything else (content hashes of the task, the model folder, the run file) is real.
+feature flags, what OpenVINO computes in) and an endpoint's answer to its probe are pinned by `pinned_machine`,
+so the record is the same on every machine; everything else (the content hashes of the task, the model folder,
+the run file) is real.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ MODELS: list[dict[str, Any]] = [
     {"name": "acme/local-encoder", "path": "local_model", "label": "local"},
     {"name": "acme/local-pinned", "path": "local_model", "revision": "r1", "label": "local-r1",
      "kind": "sentence-transformers"},
-    {"name": "acme/hub-remote-code", "kind": "sentence-transformers", "trust_remote_code": True, "label": "remote-code"},
+    {"name": "acme/hub-remote-code", "kind": "sentence-transformers", "trust_remote_code": True,
+     "label": "remote-code"},
     {"name": "acme/factory-encoder", "factory": "tests.toy_encoders:make", "factory_kwargs": {"dim": 8},
      "label": "factory"},
     {"name": "acme/factory-with-path", "factory": "tests.toy_encoders:make", "path": "local_model",

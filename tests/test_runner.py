@@ -280,7 +280,7 @@ def test_disk_full_in_embedding_cache_is_one_line_exit_2_in_the_cli(tmp_path, mo
 
 def test_leftovers_of_killed_runs_are_removed_and_live_ones_kept(tmp_path):
     from runners.results.locks import FileLock
-    from runners.results.store import clean_leftovers
+    from runners.results.leftovers import clean_leftovers
 
     results = tmp_path / "results"
     stage = results / "private-mteb" / ".staging"

@@ -110,7 +110,7 @@ def test_a_writer_killed_mid_write_leaves_a_readable_store(tmp_path):
         assert len(store._shards) >= 1
     store.compact()
     assert len(VectorStore(tmp_path)) == len(store)
-    from runners.results.store import clean_leftovers
+    from runners.results.leftovers import clean_leftovers
 
     clean_leftovers(tmp_path / "results", tmp_path)  # a killed writer's temp file: its pid is dead
     assert not list(tmp_path.glob("*.tmp"))

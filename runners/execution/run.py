@@ -1,7 +1,7 @@
 """Candidates x tasks -> mteb results + per-query sidecars, never stale, never half-written.
 
-A result is reused only when its run fingerprint (identity.py: data, task settings, candidate settings,
-local weights, experiment parameters) equals the current one and every file it vouches for is intact.
+A result is reused only when its run fingerprint (candidates/run_identity.py: data, task settings, candidate
+settings, local weights, experiment parameters) equals the current one and every file it vouches for is intact.
 Concurrent runs on one results folder take a flock per (candidate, task): the second waits, then finds
 the result complete. Leftovers of killed runs (staging folders, temp files) are removed at start.
 """
@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from ..config.benchmark import BenchmarkConfig
+from ..results.leftovers import clean_leftovers, staging_root
 from ..results.locks import FileLock
 from ..results.store import (
     SIDE,
     EnvironmentFault,
     atomic_write_json,
-    clean_leftovers,
     env_faults,
     environment_fault,
     existing_dataset_revision,
@@ -35,7 +35,6 @@ from ..results.store import (
     read_json,
     run_dir,
     save_candidate,
-    staging_root,
     task_result_path,
 )
 from .candidates.candidates import Candidate, candidate_from_spec

@@ -9,7 +9,7 @@ Some exported backends compute different vectors on different CPUs, from the sam
 * ONNX Runtime int8 (`MatMulInteger`, dynamic quantisation) dispatches its kernels on the same instruction sets.
 
 So a result of such a backend is tied to these features: another machine, or the same model on a CPU without
-VNNI, gives another fingerprint, and the stale-score rule (identity.py) re-runs it rather than counting its numbers
+VNNI, gives another fingerprint, and the stale-score rule (candidates/run_identity.py) re-runs it rather than counting its numbers
 as this machine's. fp32 backends (torch, ONNX fp32, OpenVINO fp32) compute in f32 everywhere and are not tied.
 """
 

@@ -19,7 +19,6 @@ only grows, so locations from `locate` stay valid for `gather` after `refresh`, 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import uuid
 from pathlib import Path
@@ -29,6 +28,7 @@ import numpy as np
 from . import vector_index
 from ...results.locks import FileLock
 from ...results.store import env_faults, tmp_path_for
+from .npy_files import room_for_files, save_npy
 from .vector_index import MergedIndex, Source, accept, index_files, plan, remove_index, write_index
 
 KEY_BYTES = 16
@@ -42,35 +42,6 @@ def keys_array(keys: list[bytes] | np.ndarray) -> np.ndarray:
     if isinstance(keys, np.ndarray):
         return keys.astype(KEY_DTYPE, copy=False)
     return np.frombuffer(b"".join(keys), dtype=KEY_DTYPE) if keys else np.zeros(0, KEY_DTYPE)
-
-
-def _save_atomic(path: Path, array: np.ndarray) -> None:
-    """np.save to a temp name, fsync, rename: readers see the whole file or none."""
-    tmp = tmp_path_for(path)
-    try:
-        with open(tmp, "wb") as f:
-            np.save(f, array, allow_pickle=False)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def room_for_files(needed: int, spare: int = 256) -> None:
-    """Each shard and index holds memory maps, an open file each: raise the soft open-file limit if it would bind
-    (a default of 1024 is ~500 shards, 25M documents), as far as the hard limit allows."""
-    try:
-        import resource
-    except ImportError:  # not POSIX
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY or needed + spare <= soft:
-        return
-    want = max(needed + spare, 2 * soft)
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_NOFILE, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
 
 
 class _Shard:
@@ -355,8 +326,8 @@ class VectorStore:
         index["key"], index["row"] = karr[order], order
         with env_faults(stem.with_name(name + ".keys.npy")):
             self.folder.mkdir(parents=True, exist_ok=True)
-            _save_atomic(stem.with_name(name + ".vec.npy"), vectors)
-            _save_atomic(stem.with_name(name + ".keys.npy"), index)
+            save_npy(stem.with_name(name + ".vec.npy"), vectors)
+            save_npy(stem.with_name(name + ".keys.npy"), index)
         return stem
 
     def compact(self, block_rows: int = 262_144) -> int:
@@ -393,7 +364,7 @@ class VectorStore:
                 raise
             index = np.empty(len(keys), INDEX_DTYPE)
             index["key"], index["row"] = keys, np.arange(len(keys))
-            _save_atomic(self.folder / f"{name}.keys.npy", index)  # commit: from here both copies are valid
+            save_npy(self.folder / f"{name}.keys.npy", index)  # commit: from here both copies are valid
             for ix_name in index_files(self.folder):  # they point into the shards removed next
                 remove_index(self.folder / ix_name)
             old = [s.stem for s in self._shards]

@@ -14,7 +14,7 @@ candidate (`NullSearch`, interleaved with the others) measures what the pass sti
 subtracted from every candidate's times (`pass.overhead_ms`; `raw_latency_ms` keeps the figures before it). Stored as
 `latency_<split>.json` in each (candidate, task) run folder, never in mteb's TaskResult and never among the files
 identity.json vouches for (a latency pass never makes a result stale). Each record carries the run fingerprint
-(identity.py) of the candidate it timed: a figure is current only while the run folder's identity.json has the
+(execution/candidates/run_identity.py) of the candidate it timed: a figure is current only while the run folder's identity.json has the
 same fingerprint (analysis/cost.py withholds it as stale otherwise), so a changed setting is never shown with the
 old setting's milliseconds.
 """
