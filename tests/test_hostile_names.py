@@ -125,7 +125,8 @@ def test_a_candidate_built_in_code_is_stopped_by_the_path_builders(tmp_path):
 
     project = _project(tmp_path, NP)
     cfg = BenchmarkConfig.from_file(project / "bench.yaml")
-    cand = dataclasses.replace(candidates_for(cfg)[0], revision="../../../../escape")
+    first = candidates_for(cfg)[0]  # a candidate is its value plus a loader: the value says the revision
+    cand = dataclasses.replace(first, value=dataclasses.replace(first.value, revision="../../../../escape"))
     before = _files(tmp_path)
     with pytest.raises(CollectionError, match="revision '../../../../escape' cannot name a folder"):
         run_benchmark(cfg, candidates=[cand], show_progress=False)
