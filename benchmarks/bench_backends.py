@@ -6,7 +6,7 @@ and (a) plain `mteb.evaluate` with torch fp32, the model loaded inside the timin
 their order reversed every other repeat, and the load average is printed: on a shared machine only the ratios
 mean something. Drift per backend: max |cosine difference| of every query and document vector to torch fp32's,
 the nDCG@10 difference with its paired 95% CI and p (Holm over the backends), the share of queries whose top-10
-changed (runners/analysis/drift.py, as `private-mteb backends`).
+changed (runners/analysis/cost/drift.py, as `private-mteb backends`).
 Targets: fp32 ONNX/OpenVINO <= 0.7x with |dnDCG@10| <= 1e-4; int8 <= 0.4x with |dnDCG@10| <= 0.005, not significant.
 
     .venv/bin/python benchmarks/bench_backends.py                     # SciFact (tests/configs/scifact.yaml)
@@ -59,7 +59,7 @@ def main() -> None:
     logging.getLogger("mteb").setLevel(logging.ERROR)
     import mteb
 
-    from runners.analysis.drift import drift_rows
+    from runners.analysis.cost.drift import drift_rows
     from runners.cli.backends import parse_variants
     from runners.config.benchmark import BenchmarkConfig
     from runners.config.model_spec import ModelSpec

@@ -2,7 +2,7 @@
 public comparison, next to `--no-public` and `python -c "import mteb"`.
 
 Issue 19 item 10's target: `report` under 5 s on the demo. The public section computes its comparison with mteb's
-own aggregation (importing mteb costs ~4 s); runners/analysis/compare_cache.py keeps the result by content, so only
+own aggregation (importing mteb costs ~4 s); runners/analysis/compare/compare_cache.py keeps the result by content, so only
 the first report after a change pays for it. CPU seconds (user + sys of the child) are compared, not wall time,
 because this machine is shared: each variant runs `--repeats` times, interleaved, and the medians are printed with
 their ratio to `import mteb`. Works on a copy of the results (the demo's folder is never written).

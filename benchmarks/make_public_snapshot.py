@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import mteb
 
-    from runners.analysis.public import FolderSource, snapshot_from_results
+    from runners.analysis.compare.public import FolderSource, snapshot_from_results
 
     tasks: dict[str, object] = {}
     benchmarks: dict[str, list[str]] = {}

@@ -30,14 +30,14 @@ _EXPORTS = {
     "run_benchmark": ".execution.run",
     "load_per_query": ".results.store",
     "load_rankings": ".results.store",
-    "stats_report": ".analysis.stats_report",
-    "per_query_table": ".analysis.per_query",
-    "regression_gate": ".analysis.gate",
-    "ci_table": ".analysis.stats_frames",
-    "paired_tests": ".analysis.stats_frames",
-    "regression_check": ".analysis.gate",
-    "compare_table": ".analysis.compare",
-    "experiment_table": ".analysis.experiments",
+    "stats_report": ".analysis.stats.stats_report",
+    "per_query_table": ".analysis.stats.per_query",
+    "regression_gate": ".analysis.gate.gate",
+    "ci_table": ".analysis.stats.stats_frames",
+    "paired_tests": ".analysis.stats.stats_frames",
+    "regression_check": ".analysis.gate.gate",
+    "compare_table": ".analysis.compare.compare",
+    "experiment_table": ".analysis.cost.experiments_table",
 }
 
 __all__ = sorted(_EXPORTS)

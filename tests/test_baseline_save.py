@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import write_benchmark
-from runners.analysis import baseline_copy
-from runners.analysis.errors import AnalysisError
+from runners.analysis.gate import baseline_copy
+from runners.analysis.analysis_errors import AnalysisError
 from runners.cli import app
 from runners.results.store import read_json
 

@@ -18,12 +18,12 @@ from scipy.stats import kendalltau, spearmanr
 from custom_tasks.collection import Collection
 from custom_tasks.config import TaskConfig
 from custom_tasks.task import task_from_collection
-from runners.analysis.compare import (
+from runners.analysis.compare.compare import (
     BORDA, PRIVATE_FLAG, PRIVATE_MEAN, PRIVATE_RANK, PUBLIC_FLAG, PUBLIC_MEAN, PUBLIC_RANK,
     build_comparison, compare_table, describe_agreement, to_csv, to_json, to_markdown,
 )
-from runners.analysis.compare_plot import plot_comparison
-from runners.analysis.public import SNAPSHOT_PATH, FolderSource, MtebCacheSource, PublicSourceError, SnapshotSource
+from runners.analysis.compare.compare_plot import plot_comparison
+from runners.analysis.compare.public import SNAPSHOT_PATH, FolderSource, MtebCacheSource, PublicSourceError, SnapshotSource
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLIC = REPO.parent / "shared" / "public-results"
@@ -299,7 +299,7 @@ def test_formats_plot_and_cli(private_dir: Path, tmp_path: Path) -> None:
     import typer
     from typer.testing import CliRunner
 
-    from runners.cli.compare import compare
+    from runners.cli.compare_command import compare
 
     comp = build_comparison(private_dir, None, [TASK_A, "SciFact", "NFCorpus"])
     assert comp.private_tasks == [TASK_A] and comp.public_tasks == ["SciFact", "NFCorpus"]

@@ -1,4 +1,4 @@
-"""The report's public comparison kept by content (runners/analysis/compare_cache.py): the kept numbers are exactly
+"""The report's public comparison kept by content (runners/analysis/compare/compare_cache.py): the kept numbers are exactly
 build_comparison's (mteb's aggregation), any input change is a new computation, and a report that finds it imports
 no mteb (issue 19 item 10: `report` under 5 s on the demo)."""
 
@@ -12,9 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from runners.analysis.compare import build_comparison
-from runners.analysis.compare_cache import cache_key, cached_comparison, from_record, to_record
-from runners.analysis.public import FolderSource, SnapshotSource
+from runners.analysis.compare.compare import build_comparison
+from runners.analysis.compare.compare_cache import cache_key, cached_comparison, from_record, to_record
+from runners.analysis.compare.public import FolderSource, SnapshotSource
 from tests.test_compare import BM25, MINILM, PRIVATE, TASK_A, TASK_B, _register_private_tasks, write_result
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,8 +81,8 @@ def test_a_report_that_finds_it_imports_no_mteb(results: Path) -> None:
     calls: list[int] = []
     cached_comparison(results, SnapshotSource(), [None, None], [TASK_A, TASK_B], MODELS, _build(results, calls))
     probe = ("import sys, json\n"
-             "from runners.analysis.compare_cache import cached_comparison\n"
-             "from runners.analysis.public import SnapshotSource\n"
+             "from runners.analysis.compare.compare_cache import cached_comparison\n"
+             "from runners.analysis.compare.public import SnapshotSource\n"
              f"c = cached_comparison({str(results)!r}, SnapshotSource(), [None, None], {[TASK_A, TASK_B]!r}, "
              f"{MODELS!r}, lambda: 1 / 0)\n"
              "print(json.dumps([round(float(c.table['Mean (Private)'].max()), 4), 'mteb' in sys.modules]))")

@@ -12,8 +12,8 @@ import pytest
 from custom_tasks.collection import Collection
 from custom_tasks.config import TaskConfig
 from custom_tasks.task import task_from_collection
-from runners.analysis.compare import build_comparison, to_json
-from runners.analysis.public import FolderSource
+from runners.analysis.compare.compare import build_comparison, to_json
+from runners.analysis.compare.public import FolderSource
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLIC = REPO.parent / "shared" / "public-results"

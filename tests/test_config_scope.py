@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from conftest import TINY_YAML
 from fake_results import QUERIES, scores, write_model
-from runners.analysis.history import record_run
+from runners.analysis.gate.history import record_run
 from runners.cli import app
 from runners.results.history_store import HistoryStore
 from runners.results.store import atomic_write_json, find_run

@@ -36,7 +36,7 @@ def _identities(backend: str, precision: str):
 
 @pytest.mark.parametrize("backend, precision", [("onnx", "int8"), ("openvino", "int8"), ("openvino", "bf16")])
 def test_cpu_dependent_backends_get_another_fingerprint_on_another_cpu(monkeypatch, backend, precision):
-    from runners.analysis.history import identity_changes
+    from runners.analysis.gate.history import identity_changes
     from runners.results.fingerprints import changed_parts
 
     _machine(monkeypatch, AVX512, ("BF16", "FP32", "INT8"))

@@ -14,7 +14,7 @@ from custom_tasks.collection import Collection
 from custom_tasks.config import TaskConfig
 from custom_tasks.errors import ConfigError
 from custom_tasks.task import task_from_collection
-from runners.analysis import experiments as exa
+from runners.analysis.cost import experiments_table as exa
 from runners.execution.candidates import experiment_candidates as ex
 from runners.results.store import load_ann_agreement
 from runners.search.ann import AGREEMENT_LABELS

@@ -11,8 +11,8 @@ import pytest
 from scipy import stats as sps
 from typer.testing import CliRunner
 
-from runners.analysis.gate import regression_check
-from runners.analysis.resampling import drop_bound, randomization_test
+from runners.analysis.gate.gate import regression_check
+from runners.analysis.stats.resampling import drop_bound, randomization_test
 from runners.cli import app
 from tests.conftest import TINY_YAML
 from tests.fake_results import QUERIES, write_config, write_model

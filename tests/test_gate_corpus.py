@@ -95,7 +95,7 @@ def test_results_stored_before_document_ids_still_compare(tmp_path):
     """Older results (no document counts or ids): the same hashed questions on another revision are compared,
     and the note says what cannot be told."""
     from fake_results import QUERIES, scores, write_model
-    from runners.analysis.gate import regression_gate
+    from runners.analysis.gate.gate import regression_gate
 
     for folder, ds in (("base", "ds1"), ("cand", "ds2")):
         path = write_model(tmp_path / folder, "acme/m", "T", scores(0.6, 1), dataset_revision=ds)

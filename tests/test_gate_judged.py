@@ -3,7 +3,7 @@ lower, and the mark of a verdict the unjudged pairs could reverse; hand-made ran
 
 from __future__ import annotations
 
-from runners.analysis.gate import regression_gate
+from runners.analysis.gate.gate import regression_gate
 from runners.results.store import atomic_write_json, run_dir
 
 from fake_results import QUERIES, scores, write_model

@@ -13,10 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from custom_tasks.errors import ConfigError
-from runners.analysis.experiments import experiment_table
-from runners.analysis.growth import format_growth, growth_curve
+from runners.analysis.cost.experiments_table import experiment_table
+from runners.analysis.cost.growth_curve import format_growth, growth_curve
 from runners.analysis.report import build_report, render
-from runners.analysis.report.blocks import Figure
+from runners.analysis.page.blocks import Figure
 from runners.cli import app
 from runners.config.benchmark import BenchmarkConfig
 from runners.config.experiments import growth_entries, plan_experiments

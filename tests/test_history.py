@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 
 from conftest import REPO, TINY_YAML
 from fake_results import QUERIES, scores, write_model
-from runners.analysis.history import record_run
-from runners.analysis.history_timeline import build_timelines, compare_records
+from runners.analysis.gate.history import record_run
+from runners.analysis.gate.history_timeline import build_timelines, compare_records
 from runners.cli import app
 from runners.results.history_store import HistoryStore
 
@@ -174,7 +174,7 @@ def test_a_damaged_record_is_skipped_with_one_warning(tmp_path):
 _APPEND_AT_GO = """
 import os, sys, time
 from pathlib import Path
-from runners.analysis.history import record_run
+from runners.analysis.gate.history import record_run
 go, ready, history, results, label = map(Path, sys.argv[1:6])
 ready.touch()
 deadline = time.time() + 120

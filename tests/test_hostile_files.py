@@ -184,7 +184,7 @@ def test_dollar_and_tex_in_labels_render_literally_in_both_reports(report_bench,
 
 def test_figure_text_is_literal():
     from runners.analysis.plot_text import literal_text
-    from runners.analysis.report.svg import figure_svg, new_figure
+    from runners.analysis.page.svg import figure_svg, new_figure
 
     label = r"a_$x^{2}\alpha$ {b}"
     with literal_text():

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import TINY_YAML, write_benchmark
-from runners.analysis.cost import at_scale, cheapest_not_worse, cost_row, load_latency
+from runners.analysis.cost.cost import at_scale, cheapest_not_worse, cost_row, load_latency
 from runners.cli import app
 from runners.config.benchmark import BenchmarkConfig
 from runners.execution.candidates.experiment_candidates import clear_shared

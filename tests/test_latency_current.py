@@ -9,7 +9,7 @@ import yaml
 from typer.testing import CliRunner
 
 from conftest import TINY_YAML, write_benchmark
-from runners.analysis.cost import STALE, load_latency
+from runners.analysis.cost.cost import STALE, load_latency
 from runners.cli import app
 from runners.config.benchmark import BenchmarkConfig
 from runners.execution.candidates.experiment_candidates import clear_shared

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from runners.analysis.cost import cheapest_not_worse, cost_row, latency_comparison
-from runners.analysis.latency_stats import paired_difference, percentile_ci
+from runners.analysis.cost.cost import cheapest_not_worse, cost_row, latency_comparison
+from runners.analysis.cost.latency_stats import paired_difference, percentile_ci
 
 
 @pytest.mark.parametrize("q", [50, 95])

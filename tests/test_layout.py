@@ -97,9 +97,9 @@ LABEL_ROOMS = {
 #: the statistics core of analysis, below labels: labels imports these modules of analysis and no other, and they
 #: import neither labels nor the rest of analysis; the rest of analysis (gate, report, best, inspect, ...) sits
 #: above labels' pool/, notes/, raters/ and judge/ and reads their facts. No cycle of layers either way.
-ANALYSIS_CORE = ("runners.analysis.errors", "runners.analysis.per_query", "runners.analysis.stats",
-                 "runners.analysis.stats_report", "runners.analysis.resampling", "runners.analysis.candidate_set",
-                 "runners.analysis.pairing")
+ANALYSIS_CORE = ("runners.analysis.analysis_errors", "runners.analysis.stats.per_query", "runners.analysis.stats.intervals",
+                 "runners.analysis.stats.stats_report", "runners.analysis.stats.resampling", "runners.analysis.stats.candidate_set",
+                 "runners.analysis.stats.pairing")
 
 
 def _modules() -> dict[str, Path]:
@@ -268,7 +268,7 @@ def test_core_checker_sees_both_directions(tmp_path: Path) -> None:
     up.write_text("from ...analysis.gate import regression_gate\n")
     down.write_text("def f():\n    from ..labels.pool.judged import judged_at_k\n")
     bad = _core_violations({"runners.labels.pool.up": up, f"{ANALYSIS_CORE[1]}": down})
-    assert "runners.labels.pool.up imports runners.analysis.gate (analysis outside ANALYSIS_CORE)" in bad
+    assert "runners.labels.pool.up imports runners.analysis.gate.gate (analysis outside ANALYSIS_CORE)" in bad
     assert f"{ANALYSIS_CORE[1]} (core) imports runners.labels.pool.judged" in bad
 
 
@@ -362,8 +362,8 @@ def _heavy_modules_after(code: str) -> list[str]:
 
 def test_analysis_layer_imports_no_model_library() -> None:
     code = ("import runners, custom_tasks\n"
-            "import runners.cli, runners.analysis.stats_report, runners.analysis.gate, runners.analysis.per_query\n"
-            "import runners.analysis.experiments, runners.config.experiments, custom_tasks.stats\n"
+            "import runners.cli, runners.analysis.stats.stats_report, runners.analysis.gate.gate, runners.analysis.stats.per_query\n"
+            "import runners.analysis.cost.experiments_table, runners.config.experiments, custom_tasks.stats\n"
             "custom_tasks.find_task_configs(); runners.stats_report")
     assert _heavy_modules_after(code) == []
 

@@ -10,7 +10,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from runners.cli import app
-from runners.cli.run import results_table
+from runners.cli.run_command import results_table
 from runners.execution.run import SUMMARY_METRICS, RunRecord
 from tests.conftest import TINY_YAML
 from tests.fake_results import QUERIES, write_config, write_model

@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from runners.analysis.history_timeline import Step, Timeline
-from runners.analysis.report.over_time_figures import over_time
+from runners.analysis.gate.history_timeline import Step, Timeline
+from runners.analysis.page.over_time_figures import over_time
 
 START = datetime(2026, 12, 3, 5, 46, tzinfo=timezone.utc)
 #: what ConciseDateFormatter writes: a year, a month, a day, hours:minutes, or seconds (with at most 3 decimals)

@@ -1,12 +1,12 @@
-"""Queries identified by content (custom_tasks/query_ids.py) and paired explicitly (runners/analysis/pairing.py)."""
+"""Queries identified by content (custom_tasks/query_ids.py) and paired explicitly (runners/analysis/stats/pairing.py)."""
 
 from __future__ import annotations
 
 import doctest
 
 from custom_tasks.query_ids import ContentIds, labels_hash, text_hash
-from runners.analysis import pairing
-from runners.analysis.pairing import pair_queries
+from runners.analysis.stats import pairing
+from runners.analysis.stats.pairing import pair_queries
 
 
 def test_doctest_of_pairing():
@@ -60,8 +60,8 @@ def test_gate_on_results_stored_without_hashes(tmp_path):
     import pytest
 
     from fake_results import scores, write_model
-    from runners.analysis.errors import AnalysisError
-    from runners.analysis.gate import regression_gate
+    from runners.analysis.analysis_errors import AnalysisError
+    from runners.analysis.gate.gate import regression_gate
 
     base, cand = tmp_path / "base", tmp_path / "cand"
     write_model(base, "acme/m", "T", scores(0.6, 1))
@@ -91,7 +91,7 @@ def test_stats_across_data_revisions_pairs_unchanged_queries_and_says_so(tmp_pat
     from typer.testing import CliRunner
 
     from fake_results import QUERIES, scores, write_config, write_model
-    from runners.analysis.stats_report import stats_report
+    from runners.analysis.stats.stats_report import stats_report
     from runners.cli import app
 
     texts = {q: f"question {q}" for q in QUERIES}
@@ -115,7 +115,7 @@ def test_stats_across_data_revisions_pairs_unchanged_queries_and_says_so(tmp_pat
 
 def test_gate_judged_at_10_counts_only_the_paired_queries(tmp_path):
     from fake_results import QUERIES, scores, write_model
-    from runners.analysis.gate import regression_gate
+    from runners.analysis.gate.gate import regression_gate
     from runners.results.store import atomic_write_json, run_dir
 
     texts = {q: f"question {q}" for q in QUERIES}
@@ -134,7 +134,7 @@ def test_gate_judged_at_10_counts_only_the_paired_queries(tmp_path):
 
 def test_inspect_diff_pairs_by_content_and_says_when_data_differ(tmp_path):
     from fake_results import QUERIES, scores, write_model
-    from runners.analysis.inspect import diff_queries
+    from runners.analysis.diagnose.inspect import diff_queries
 
     texts = {q: f"question {q}" for q in QUERIES}
     _with_hashes(write_model(tmp_path, "acme/a", "T", scores(0.5, 1), "A"), texts)

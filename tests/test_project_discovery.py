@@ -89,7 +89,7 @@ def test_tasks_validate_outside_a_project_says_where_it_looked_and_how_to_point(
 def test_compare_results_outside_the_cwd_find_the_tasks_of_their_project(tmp_path, monkeypatch):
     """`compare --results DIR` (no -c) from another folder: the tasks come from the project DIR lies in, not the cwd;
     results that lie in no project get a note saying how to point at one."""
-    from runners.analysis.compare import load_private
+    from runners.analysis.compare.compare import load_private
 
     monkeypatch.delenv("PRIVATE_MTEB_PROJECT", raising=False)
     monkeypatch.delenv("PRIVATE_MTEB_TASKS_DIR", raising=False)

@@ -141,8 +141,8 @@ def test_compare_plot_axis_and_whiskers():
     """The compare scatter: metric on the axes, a span of at least 0.1, whiskers, nothing clipped."""
     import pandas as pd
 
-    from runners.analysis import compare as cmp
-    from runners.analysis.compare_plot import comparison_figure
+    from runners.analysis.compare import compare as cmp
+    from runners.analysis.compare.compare_plot import comparison_figure
 
     table = pd.DataFrame({cmp.PRIVATE_MEAN: [0.5000, 0.4985], cmp.PUBLIC_MEAN: [0.40, 0.41],
                           cmp.PRIVATE_FLAG: [False, False], cmp.PUBLIC_FLAG: [False, False]}, index=["a/x", "b/y"])

@@ -1,4 +1,4 @@
-"""Issue 40: a gate that stays valid when it is checked after every change (runners/analysis/confseq.py).
+"""Issue 40: a gate that stays valid when it is checked after every change (runners/analysis/stats/confseq.py).
 
 (a) simulation: with no real drop, the fixed-sample gate re-checked as questions arrive raises false alarms far
     above 5%, the anytime gate stays at or below 5%; with a real drop, the anytime gate detects it (delay stated);
@@ -17,8 +17,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from runners.analysis.confseq import arrival_order, drop_lower_bounds, lower_bounds
-from runners.analysis.resampling import drop_bound
+from runners.analysis.stats.confseq import arrival_order, drop_lower_bounds, lower_bounds
+from runners.analysis.stats.resampling import drop_bound
 from runners.cli import app
 from tests.conftest import TINY_YAML
 from tests.fake_results import write_config, write_model
@@ -194,7 +194,7 @@ def test_history_keeps_the_looks_and_the_sequence_runs_across_them(tmp_path):
     """check --baseline history:accepted --sequential as questions arrive (30, then 60): the looks are kept in the
     history folder, the second look's sequence starts with the first look's 30 questions in their order, and
     `history` says how often the comparison was looked at and which test decided."""
-    from runners.analysis.history import record_run
+    from runners.analysis.gate.history import record_run
     from runners.results.look_store import LookStore
     from tests.test_history import NP, _fake_run, _project
 

@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from runners.analysis import stats
-from runners.analysis.gate import regression_check
+from runners.analysis.stats import intervals as stats
+from runners.analysis.gate.gate import regression_check
 from runners.labels.pool.judged import nan_mean
-from runners.analysis.stats_frames import breakdown, by_tag, ci_table, paired_tests, power_report
+from runners.analysis.stats.stats_frames import breakdown, by_tag, ci_table, paired_tests, power_report
 
 
 def _data(n: int, k: int, seed: int) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:

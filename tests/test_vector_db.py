@@ -109,7 +109,7 @@ def test_an_ann_index_files_its_overlap_with_exact_search(db_run, name: str, ret
 
 
 def test_the_experiments_table_shows_a_databases_overlap(db_run) -> None:
-    from runners.analysis.experiments import experiment_table, format_experiment_table
+    from runners.analysis.cost.experiments_table import experiment_table, format_experiment_table
 
     cfg, _, _ = db_run
     text = format_experiment_table(experiment_table(cfg.results_path, cfg, ["ndcg_at_10"]))

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from conftest import TINY_YAML
 from fake_results import scores, write_config, write_model
-from runners.analysis import stats
-from runners.analysis.gate import regression_check
+from runners.analysis.stats import intervals as stats
+from runners.analysis.gate.gate import regression_check
 from runners.cli import app
 
 runner = CliRunner()
@@ -88,8 +88,8 @@ def test_power_line_names_its_pair_and_ignores_a_worse_newcomer():
 
 
 def test_one_p_value_format_in_experiments_and_report():
-    from runners.analysis.experiments import format_experiment_table
-    from runners.analysis.report import text
+    from runners.analysis.cost.experiments_table import format_experiment_table
+    from runners.analysis.page import text
 
     for p in (0.0004, 0.004, 0.034, 0.5):
         assert text.p_value(p) == stats.format_p(p)
@@ -119,8 +119,8 @@ def test_a_label_swapped_to_its_variant_says_so_in_check_stats_and_history(tmp_p
     names a candidate across settings); check, stats and history print which setting ran."""
     import shutil
 
-    from runners.analysis.history import record_run
-    from runners.analysis.history_timeline import build_timelines, format_timelines
+    from runners.analysis.gate.history import record_run
+    from runners.analysis.gate.history_timeline import build_timelines, format_timelines
 
     results, history = tmp_path / "results", tmp_path / "history"
     write_model(results, "acme/one", TINY, scores(0.8, 1, spread=0.05), "One")
@@ -155,7 +155,7 @@ def test_a_label_swapped_to_its_variant_says_so_in_check_stats_and_history(tmp_p
 
 
 def test_growth_trend_and_cost_sentence_print_no_negative_zero():
-    from runners.analysis.growth import per_doubling
+    from runners.analysis.cost.growth_curve import per_doubling
 
     text = per_doubling(-0.00001, -0.00003, 0.00001, "nDCG@10")
     assert "-0.0000" not in text and text.startswith("+0.0000 nDCG@10 per doubling"), text

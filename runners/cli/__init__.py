@@ -13,19 +13,20 @@ from typing import Optional
 
 import typer
 
-from . import analysis, run, tasks
+from . import analysis
+from . import run_command as run, tasks_command as tasks
 from . import baseline as baseline_cmds
-from . import export as export_cmds
-from . import history as history_cmds
-from . import inspect as inspect_cmds
+from . import export_command as export_cmds
+from . import history_command as history_cmds
+from . import inspect_command as inspect_cmds
 from . import labels_command as labels_cmds
 from . import questions_command as questions_cmds
 from .backends import backends_cmd
 from .common import App, report_error, warnings_on_console
-from .compare import compare
-from .growth import growth_cmd
+from .compare_command import compare
+from .growth_command import growth_cmd
 from .init import init_cmd
-from .latency import latency_cmd
+from .latency_command import latency_cmd
 from .report import report_cmd
 
 app = App(add_completion=True, no_args_is_help=True,

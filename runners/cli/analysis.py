@@ -26,17 +26,17 @@ def _split(text: Optional[str]) -> list[str]:
 
 def _candidates(cfg: Any, models: Optional[str], tasks: list[str]) -> Any:
     """The config's candidates (models and experiments) or `--models` (names or labels), each with results for
-    every task: one rule for every command (runners/analysis/candidate_set.py)."""
-    from ..analysis.candidate_set import candidate_set
+    every task: one rule for every command (runners/analysis/stats/candidate_set.py)."""
+    from ..analysis.stats.candidate_set import candidate_set
 
     return candidate_set(cfg, _split(models) if models is not None else None, tasks)
 
 
 def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
-    from ..analysis.stats import metric_label, pair_note
+    from ..analysis.stats.intervals import metric_label, pair_note
 
     label = metric_label(rep.metric)
-    costs = any("p50_ms" in r for r in rep.interval_rows)  # a latency pass stored figures (analysis/cost.py)
+    costs = any("p50_ms" in r for r in rep.interval_rows)  # a latency pass stored figures (analysis/cost/cost.py)
     t = Table("subset", "model", "n", label, f"{int(confidence * 100)}% CI",
               *(["p50 ms [95% CI]", "p95 ms [95% CI]", "bytes/doc", "docs/s"] if costs else []),
               title=f"{rep.task} — {label} ({rep.n_queries} queries, {resamples} resamples)")
@@ -58,7 +58,7 @@ def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
 
 
 def _cost_cells(r: dict[str, Any]) -> list[str]:
-    from ..analysis.cost import human_bytes, with_ci
+    from ..analysis.cost.cost import human_bytes, with_ci
 
     def num(v: Any) -> str:
         return "–" if v is None else f"{v:.1f}"
@@ -69,9 +69,9 @@ def _cost_cells(r: dict[str, Any]) -> list[str]:
 def _decision(rep: Any, task_name: str, names: list[str], results_dir: Path, margin: Optional[float],
               confidence: float, among: str = "") -> Optional[dict[str, Any]]:
     """Cost columns into the report's interval rows, and the cheapest-not-worse sentence (None: nothing measured)."""
-    from ..analysis.cost import attach, cheapest_not_worse, cost_rows
-    from ..analysis.per_query import label_of
-    from ..analysis.stats import metric_label
+    from ..analysis.cost.cost import attach, cheapest_not_worse, cost_rows
+    from ..analysis.stats.per_query import label_of
+    from ..analysis.stats.intervals import metric_label
 
     costs = cost_rows(results_dir, task_name, names, {n: label_of(results_dir, n) for n in names})  # 95% intervals
     if not attach(rep.interval_rows, costs):
@@ -148,9 +148,9 @@ def stats_cmd(
     offline_default()
     if fmt not in FORMATS:
         raise typer.BadParameter(f"unknown format '{fmt}' ({'|'.join(FORMATS)})", param_hint="--format")
-    from ..analysis.analyzer_notes import analyzer_lines, stored_analyzers
-    from ..analysis.per_query import read_once
-    from ..analysis.stats_report import best_sentence, stats_report
+    from ..analysis.diagnose.analyzer_notes import analyzer_lines, stored_analyzers
+    from ..analysis.stats.per_query import read_once
+    from ..analysis.stats.stats_report import best_sentence, stats_report
     from ..labels.notes.generator_guard import source_verdict_lines
     from ..labels.notes.label_notes import label_notes, stats_tags
 
@@ -204,8 +204,8 @@ def stats_cmd(
                                                                  highlight=False, markup=False)
             found = stored_analyzers(cfg.results_path, task_name, names)  # the analyzer BM25 used
             analyzers[task_name] = found
-            if fmt in ("table", "markdown"):  # stored runs of the task as it was (analysis/stale_runs.py)
-                from ..analysis.stale_runs import stale_lines
+            if fmt in ("table", "markdown"):  # stored runs of the task as it was (analysis/diagnose/stale_runs.py)
+                from ..analysis.diagnose.stale_runs import stale_lines
 
                 for line in stale_lines(cfg, entry, task_name, names):
                     console.print(line, style="yellow", highlight=False, markup=False, soft_wrap=True)
@@ -280,7 +280,7 @@ def check_cmd(
     a changed corpus (documents added or removed, the same questions and labels) is compared and said;
     exit 2 if it cannot check everything the baseline has, the questions or labels differ (see
     --allow-changed-data), or an option is wrong."""
-    from ..analysis.gate import regression_gate
+    from ..analysis.gate.gate import regression_gate
 
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
@@ -291,7 +291,7 @@ def check_cmd(
 
         scope = optional_config(None)
     if scope is not None:  # the config's candidates (models and experiments), as every command compares
-        from ..analysis.candidate_set import config_names
+        from ..analysis.stats.candidate_set import config_names
         from ..config.benchmark import BenchmarkConfig
 
         scoped = BenchmarkConfig.from_file(scope)
@@ -302,12 +302,12 @@ def check_cmd(
         qrels, scales = config_labels(scoped)  # judged@10 and the unjudged mark on the labels `stats` reads
     mode = mode or "fixed"
     results = results_dir_of(config, results)
-    from ..results.look_store import LookStore  # each decision is a look, counted (analysis/gate_looks.py)
+    from ..results.look_store import LookStore  # each decision is a look, counted (analysis/gate/gate_looks.py)
 
     folder = Path(candidate) if candidate is not None and Path(candidate).is_dir() else Path(results)
     looks = LookStore(history if history is not None else folder / "private-mteb")  # the candidate's folder
     if baseline.startswith("history:"):  # the run history's latest / accepted record (private-mteb history)
-        from .history import history_check
+        from .history_command import history_check
 
         run = history_check(baseline, config, results, candidate, task, metric=metric, max_drop=max_drop,
                             alpha=alpha, n_resamples=resamples, seed=seed, allow_missing=allow_missing, mode=mode)
@@ -316,7 +316,7 @@ def check_cmd(
                               tasks=task, metric=metric, max_drop=max_drop, alpha=alpha, n_resamples=resamples,
                               seed=seed, allow_missing=allow_missing, allow_changed_data=allow_changed_data,
                               only=only, mode=mode, looks=looks, qrels=qrels, scales=scales)
-    from ..analysis.best import check_best
+    from ..analysis.gate.best import check_best
 
     best, by_source = check_best(config, results, candidate, [t for t, *_ in run], metric)
     if fmt == "json":
@@ -353,14 +353,14 @@ def check_cmd(
 
 def _stale_candidate(config: Optional[Path], results: Path, candidate: Optional[str], tasks: list[str]) -> list[str]:
     """The candidate side's stored runs made with other task settings or data than the project's task has now
-    (analysis/stale_runs.py); nothing without a project config or when the candidate is another folder."""
+    (analysis/diagnose/stale_runs.py); nothing without a project config or when the candidate is another folder."""
     from ..config.discovery import optional_config
 
     found = optional_config(config)
     if found is None or (candidate is not None and Path(candidate).resolve() != Path(results).resolve()):
         return []
-    from ..analysis.candidate_set import config_names
-    from ..analysis.stale_runs import stale_lines
+    from ..analysis.stats.candidate_set import config_names
+    from ..analysis.diagnose.stale_runs import stale_lines
     from ..config.benchmark import BenchmarkConfig
     from ..config.task_lookup import task_name_for
 
@@ -386,8 +386,8 @@ def experiments_cmd(
     offline_default()
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
-    from ..analysis.experiments import experiment_table, format_experiment_table
-    from ..analysis.per_query import check_metric, stored_metrics
+    from ..analysis.cost.experiments_table import experiment_table, format_experiment_table
+    from ..analysis.stats.per_query import check_metric, stored_metrics
     from ..results.store import atomic_write_bytes
 
     cfg = load_config(config, results, "experiments-demo.yaml")

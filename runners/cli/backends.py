@@ -17,7 +17,7 @@ from typing import Optional
 import typer
 
 from .common import console, err_console, friendly_errors, offline_default
-from .inspect import CONFIG, TASK
+from .inspect_command import CONFIG, TASK
 
 ALL = "onnx,onnx-int8,openvino,openvino-bf16,openvino-int8"
 
@@ -45,7 +45,7 @@ def backends_cmd(
 ) -> None:
     """Measure how much faster and how different each encode backend is than torch fp32 on a task."""
     offline_default()
-    from ..analysis.drift import drift_rows
+    from ..analysis.cost.drift import drift_rows
     from ..config.benchmark import BenchmarkConfig
     from ..config.task_lookup import pick_task, task_name_for
     from ..execution.backends.backend_build import require
@@ -80,7 +80,7 @@ def backends_cmd(
                   f"{repeats} run(s) each, interleaved; load average {load:.1f} on {os.cpu_count()} CPUs", highlight=False)
     console.print(f"{'backend':<15} {'seconds':>8} {'ratio':>6} {'max|cos diff|':>13} {'nDCG@10':>8} "
                   f"{'diff [95% CI]':>28} {'p (Holm)':>9} {'top-10 changed':>15}", highlight=False)
-    from ..analysis.stats import format_diff, format_p
+    from ..analysis.stats.intervals import format_diff, format_p
 
     for r in out:
         ci = format_diff(r["diff"], r["diff_ci_low"], r["diff_ci_high"], 5)  # the figures every command prints

@@ -1,5 +1,5 @@
 """`private-mteb baseline save [DIR]`: a small baseline for `check --baseline DIR`, thin over
-runners/analysis/baseline_copy.py (what the gate reads of a results folder, and nothing else)."""
+runners/analysis/gate/baseline_copy.py (what the gate reads of a results folder, and nothing else)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def baseline_save(
     (same verdict, same figures as the full results folder), without the embedding cache or deeper rankings."""
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
-    from ..analysis.baseline_copy import save_baseline
+    from ..analysis.gate.baseline_copy import save_baseline
     from .analysis import results_dir_of
 
     saved = save_baseline(results_dir_of(config, results), folder)

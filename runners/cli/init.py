@@ -9,7 +9,7 @@ import typer
 from rich.text import Text
 
 from .common import console, friendly_errors, offline_default
-from .inspect import _check_format, print_json
+from .inspect_command import _check_format, print_json
 
 
 @friendly_errors

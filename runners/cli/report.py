@@ -58,6 +58,6 @@ def report_cmd(
     sections = ", ".join(s.title.split(" (")[0] for s in rep.sections)
     err_console.print(f"wrote {output} ({len(rep.sections)} sections: {sections})", highlight=False, soft_wrap=True)
     if mlflow or cfg.mlflow:
-        from .history import attach_report
+        from .history_command import attach_report
 
         attach_report(cfg, mlflow, output)

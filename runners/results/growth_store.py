@@ -3,7 +3,7 @@
   private-mteb/growth/<org__model>/<revision>/<Task>/<dataset_revision>/growth-<params hash>.json
 
 holding per-query scores (ids and numbers, never text) of every (fraction, repeat) subset. Written by
-runners/execution/measure/growth.py, read by runners/analysis/growth.py.
+runners/execution/measure/growth.py, read by runners/analysis/cost/growth_curve.py.
 """
 
 from __future__ import annotations

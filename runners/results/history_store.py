@@ -7,7 +7,7 @@ A record is written to a temp file and renamed (store.atomic_write_bytes), so tw
 moment give two intact files and a reader never sees half of one. A file that cannot be read as a record
 (truncated, hand-edited, another tool's) is reported by the reader and skipped, never fatal.
 
-What a record holds is built in runners/analysis/history.py; this module only stores, lists and reads them,
+What a record holds is built in runners/analysis/gate/history.py; this module only stores, lists and reads them,
 and reads one stored result's raw per-query data (`stored_result`) for it.
 """
 

@@ -1,7 +1,7 @@
 """The looks at one comparison: every time the gate decided (candidate, task, baseline), one file, append-only.
 
 A fixed-sample test holds its error rate for one look; the gate counts the looks so that it can say when a
-verdict was one of many (runners/analysis/gate_looks.py) and so that the anytime mode knows the order in which
+verdict was one of many (runners/analysis/gate/gate_looks.py) and so that the anytime mode knows the order in which
 the questions arrived (the queries of each look that earlier looks did not have).
 
 Layout under the history folder (`history:` in the benchmark config), else under <results>/private-mteb:

@@ -1,6 +1,6 @@
 """History records to and from an MLflow tracking server (the optional extra `private-mteb[mlflow]`).
 
-Each record (runners/analysis/history.py) becomes one MLflow run named `<candidate> on <task>`:
+Each record (runners/analysis/gate/history.py) becomes one MLflow run named `<candidate> on <task>`:
 params  model, label, revision, task, main score, fingerprint and each of its parts (`fp.task.*`,
         `fp.candidate.*`), data revision, corpus size, query count, git commit;
 metrics every stored metric's mean and CI bounds (`ndcg_at_10`, `ndcg_at_10_ci_low`, `ndcg_at_10_ci_high`);

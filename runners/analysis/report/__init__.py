@@ -20,18 +20,18 @@ from ...config.benchmark import BenchmarkConfig
 from ...results.store import atomic_write_bytes
 from ..plot_text import literal_text
 from . import sections
-from .blocks import Report, Section
-from .cost import cost_section
-from .data import config_candidates, load_task, resolve_baseline
-from .experiments import experiments
-from .html import render_html
-from .labels import labels_section
-from .markdown import render_markdown
+from ..page.blocks import Report, Section
+from .cost_section import cost_section
+from ..page.data import config_candidates, load_task, resolve_baseline
+from .experiments_section import experiments
+from ..page.html import render_html
+from .labels_section import labels_section
+from ..page.markdown import render_markdown
 from .over_time import over_time_section
 from .provenance import provenance
-from .public import public_section
-from .questions import questions_section
-from .tasks import tasks_section
+from .public_section import public_section
+from .questions_section import questions_section
+from .tasks_section import tasks_section
 
 __all__ = ["build_report", "render", "write_report", "Report"]
 
@@ -73,7 +73,7 @@ def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text
 def keep_public_comparison(cfg: BenchmarkConfig, split: str = "test") -> None:
     """Compute and keep the report's private-vs-public comparison now (`run` calls it: mteb is loaded there
     anyway), so the `report` that follows reads it instead of importing mteb (issue 19: report under 5 s)."""
-    from .public import public_comparison
+    from .public_section import public_comparison
 
     tasks, stored = _stored(cfg, list(cfg.stats.tags), split)
     if tasks:

@@ -13,15 +13,15 @@ from collections.abc import Sequence
 
 from ...config.benchmark import BenchmarkConfig
 from ...results.history_store import HistoryStore
-from ..errors import AnalysisError
-from ..growth import GrowthCurve
-from ..history import accepted_map
-from ..history_timeline import Timeline, build_timelines, parse_time
-from ..stats import metric_label
-from . import text
-from .blocks import Block, Figure, Paragraph, Section, Table
-from .over_time_figures import growth_vs_observed, over_time, predicted_at
-from .svg import figure_svg
+from ..analysis_errors import AnalysisError
+from ..cost.growth_curve import GrowthCurve
+from ..gate.history import accepted_map
+from ..gate.history_timeline import Timeline, build_timelines, parse_time
+from ..stats.intervals import metric_label
+from ..page import text
+from ..page.blocks import Block, Figure, Paragraph, Section, Table
+from ..page.over_time_figures import growth_vs_observed, over_time, predicted_at
+from ..page.svg import figure_svg
 
 
 def _steps_table(timelines: Sequence[Timeline], label: str) -> Table:
@@ -41,8 +41,8 @@ def _stored_curves(cfg: BenchmarkConfig, task: str, metric: str) -> list[tuple[s
     since a prediction made on last month's corpus is what the history holds against what happened since."""
     from ...config.experiments import base_spec, growth_entries
     from ...results.growth_store import stored_growth
-    from ..growth import growth_curve
-    from ..growth_results import growth_match
+    from ..cost.growth_curve import growth_curve
+    from ..cost.growth_results import growth_match
 
     out = []
     for entry in growth_entries(cfg):

@@ -9,9 +9,9 @@ from importlib import metadata
 from pathlib import Path
 
 from ...config.benchmark import BenchmarkConfig
-from . import text
-from .blocks import Paragraph, Section, Table
-from .data import TaskData, run_record
+from ..page import text
+from ..page.blocks import Paragraph, Section, Table
+from ..page.data import TaskData, run_record
 
 PACKAGES = ("private-mteb", "mteb", "sentence-transformers", "transformers", "torch", "bm25s", "faiss-cpu",
             "numpy", "scipy", "pandas", "matplotlib")

@@ -5,7 +5,7 @@ under their own names (`<model>@onnx`, ...), and its vectors in a fresh temporar
 afterwards in one fixed text order (the task's queries, then its documents) to compare with the reference's.
 Exported copies are built before any timing (they are built once per machine, not once per run). Variants run
 interleaved, the order reversed every other repeat, so load on a shared machine hits each alike.
-The statistics on the stored per-query scores are the analysis layer's (runners/analysis/drift.py).
+The statistics on the stored per-query scores are the analysis layer's (runners/analysis/cost/drift.py).
 """
 
 from __future__ import annotations

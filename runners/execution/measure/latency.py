@@ -15,7 +15,7 @@ subtracted from every candidate's times (`pass.overhead_ms`; `raw_latency_ms` ke
 `latency_<split>.json` in each (candidate, task) run folder, never in mteb's TaskResult and never among the files
 identity.json vouches for (a latency pass never makes a result stale). Each record carries the run fingerprint
 (execution/candidates/run_identity.py) of the candidate it timed: a figure is current only while the run folder's identity.json has the
-same fingerprint (analysis/cost.py withholds it as stale otherwise), so a changed setting is never shown with the
+same fingerprint (analysis/cost/cost.py withholds it as stale otherwise), so a changed setting is never shown with the
 old setting's milliseconds.
 """
 

@@ -23,7 +23,7 @@ from custom_tasks.collection import Collection
 from custom_tasks.config import TaskConfig
 from custom_tasks.readers._io import display_path
 
-from ...analysis.errors import AnalysisError
+from ...analysis.analysis_errors import AnalysisError
 from ..raters.ratings import Key
 
 #: English words too common to mark in the document (used when the task's `languages:` include English)

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...analysis.errors import AnalysisError
-from ...analysis.per_query import label_of, task_config_collection
-from ...analysis.stats import format_number
+from ...analysis.analysis_errors import AnalysisError
+from ...analysis.stats.per_query import label_of, task_config_collection
+from ...analysis.stats.intervals import format_number
 from ...config.benchmark import BenchmarkConfig
 from ...config.task_lookup import task_config_for
 from ...results.store import find_run, read_json
