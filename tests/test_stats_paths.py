@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from runners.analysis.stats import intervals as stats
+from runners.analysis.stats import power
 from runners.analysis.gate.gate import regression_check
 from runners.labels.pool.judged import nan_mean
 from runners.analysis.stats.stats_frames import breakdown, by_tag, ci_table, paired_tests, power_report
@@ -56,7 +57,7 @@ def test_rows_equal_the_pandas_tables(n: int, k: int, method: str) -> None:
             want = breakdown(series, frame[cols], paired_tests, n_resamples=300, method=method, seed=5, metric="mrr_at_10")
             got = _lean(scores, tags, cols, stats.pair_columns, n_resamples=300, method=method, seed=5, metric="mrr_at_10")
             pd.testing.assert_frame_equal(got, want, check_exact=True)
-        assert stats.power_line(stats.align_scores(scores)) == power_report(series)
+        assert power.power_line(stats.align_scores(scores)) == power_report(series)
 
 
 def test_layout_matters_so_alignment_keeps_pandas_order() -> None:

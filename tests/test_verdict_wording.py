@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from conftest import TINY_YAML
 from fake_results import scores, write_config, write_model
 from runners.analysis.stats import intervals as stats
+from runners.analysis.stats import power
 from runners.analysis.gate.gate import regression_check
 from runners.cli import app
 
@@ -78,12 +79,12 @@ def test_power_line_names_its_pair_and_ignores_a_worse_newcomer():
     a = dict(zip(ids, rng.random(60)))
     b = {q: min(1.0, v + rng.normal(0.05, 0.1)) for q, v in a.items()}
     c = {q: v * 0.3 for q, v in a.items()}  # far worse, with a wide spread of differences
-    _, two = stats.power_line(stats.align_scores({"A": a, "B": b}), "ndcg_at_10")
-    _, three = stats.power_line(stats.align_scores({"A": a, "B": b, "C": c}), "ndcg_at_10")
+    _, two = power.power_line(stats.align_scores({"A": a, "B": b}), "ndcg_at_10")
+    _, three = power.power_line(stats.align_scores({"A": a, "B": b, "C": c}), "ndcg_at_10")
     assert "between B and A (the best and the runner-up)" in two, two
     assert three == two
     d = np.array([b[q] - a[q] for q in ids])
-    mdd = stats.min_detectable_difference(d)  # the pair's own SD of differences
+    mdd = power.min_detectable_difference(d)  # the pair's own SD of differences
     assert f"smaller than {mdd:.3f} nDCG@10 between B and A" in two
 
 

@@ -14,16 +14,18 @@ from typing import Optional
 import typer
 
 from . import analysis
-from . import run_command as run, tasks_command as tasks
 from . import baseline as baseline_cmds
 from . import export_command as export_cmds
 from . import history_command as history_cmds
 from . import inspect_command as inspect_cmds
 from . import labels_command as labels_cmds
 from . import questions_command as questions_cmds
+from . import run_command as run
+from . import tasks_command as tasks
 from .backends import backends_cmd
 from .common import App, report_error, warnings_on_console
 from .compare_command import compare
+from .experiments_command import experiments_cmd
 from .growth_command import growth_cmd
 from .init import init_cmd
 from .latency_command import latency_cmd
@@ -72,7 +74,7 @@ app.add_typer(questions_cmds.app, name="questions")
 app.command("run")(run.run)
 app.command("stats")(analysis.stats_cmd)
 app.command("check")(analysis.check_cmd)
-app.command("experiments")(analysis.experiments_cmd)
+app.command("experiments")(experiments_cmd)
 app.command("latency")(latency_cmd)
 app.command("compare")(compare)
 app.command("growth")(growth_cmd)

@@ -11,7 +11,8 @@ from typing import Any, Callable, Hashable, Literal, Mapping, Sequence
 
 import pandas as pd
 
-from .intervals import PAIR_COLUMNS, CIMethod, _n_common, align_scores, ci_columns, pair_columns, power_line, tag_groups
+from .intervals import PAIR_COLUMNS, CIMethod, _n_common, align_scores, ci_columns, pair_columns, tag_groups
+from .power import power_line
 
 PerQuery = Mapping[str, pd.Series]
 
@@ -50,7 +51,7 @@ def paired_tests(per_query: PerQuery, n_resamples: int = 10_000, seed: int = 0,
 
 def power_report(per_query: PerQuery, metric: str = "score", alpha: float = 0.05,
                  power: float = 0.8, dist: Literal["t", "z"] = "t") -> tuple[float, str]:
-    """MDD for this test set and its warning line -> ``(mdd, text)`` (stats.power_line)."""
+    """MDD for this test set and its warning line -> ``(mdd, text)`` (power.power_line)."""
     return power_line(align_scores(per_query), metric, alpha, power, dist)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import intervals as stats
+from .power import power_line
 from ..analysis_errors import AnalysisError
 from .per_query import paired_query_scores, query_tags, tag_names
 
@@ -117,7 +118,7 @@ def report_from_scores(task_name: str, metric: str, per_query: dict[str, dict[st
                 cols = stats.pair_columns(a, n_resamples, seed, metric=label, method=method,  # type: ignore[arg-type]
                                           counts=counts)
                 pairs += stats.rows_of(cols, subset) if cols else []
-        _, power = stats.power_line(aligned, metric=label)
+        _, power = power_line(aligned, metric=label)
     return StatsReport(task_name, metric, intervals, pairs, power, len(aligned.ids), data_note, skipped)
 
 
