@@ -3,8 +3,9 @@
 * layers: data flows files -> custom_tasks -> config/results -> search -> execution; analysis
   reads stored results only and never imports the execution layer (or search); the judging app builds on
   labels' pool and raters' files and runs no model;
-* rooms of the execution layer (issue 30): each room imports only the rooms below it (ROOMS), holds at most
-  MAX_ROOM_FILES files and says in its `__init__.py` docstring what it owns;
+* rooms of the execution layer (issue 30) and of the analysis layer (issue 37): each room imports only the rooms
+  below it (ROOMS, ANALYSIS_ROOMS), holds at most MAX_ROOM_FILES files and says in its `__init__.py` docstring
+  what it owns; docs/layout.md names every package folder;
 * the ground truth (issue 37), runners/labels/: rooms ordered the same way (LABEL_ROOMS); labels sits on the
   statistics core of analysis (ANALYSIS_CORE) and below the rest of analysis, which reads its pool, notes, raters
   and judge but never its judging app, questions or lint;
@@ -94,12 +95,25 @@ LABEL_ROOMS = {
     "judging": {"questions", "raters", "pool"},  # the judging app of `labels serve` (redacts edited questions)
 }
 
-#: the statistics core of analysis, below labels: labels imports these modules of analysis and no other, and they
-#: import neither labels nor the rest of analysis; the rest of analysis (gate, report, best, inspect, ...) sits
+#: the statistics core of analysis (its stats/ room and the error type), below labels: labels imports these and no
+#: other module of analysis, and they import neither labels nor the rest of analysis; the rest of analysis (gate, report, best, inspect, ...) sits
 #: above labels' pool/, notes/, raters/ and judge/ and reads their facts. No cycle of layers either way.
-ANALYSIS_CORE = ("runners.analysis.analysis_errors", "runners.analysis.stats.per_query", "runners.analysis.stats.intervals",
-                 "runners.analysis.stats.stats_report", "runners.analysis.stats.resampling", "runners.analysis.stats.candidate_set",
-                 "runners.analysis.stats.pairing")
+ANALYSIS_CORE = ("runners.analysis.analysis_errors", "runners.analysis.stats")
+
+#: room of runners/analysis -> the rooms it may import (besides itself); "base" is analysis's own files (BASE):
+#: the error type and literal text, below every room. Lowest first: base < stats < gate, diagnose, compare, cost <
+#: page (what a report page is made of) < report (its sections and build_report).
+ANALYSIS_ROOMS = {
+    "base": set(),
+    "stats": {"base"},
+    "gate": {"stats", "base"},
+    "diagnose": {"stats", "base"},
+    "compare": {"stats", "base"},
+    "cost": {"stats", "base"},
+    "page": {"gate", "stats", "base"},
+    "report": {"page", "gate", "diagnose", "compare", "cost", "stats", "base"},
+}
+ANALYSIS_BASE = {"analysis_errors.py", "markdown_text.py", "plot_text.py"}
 
 
 def _modules() -> dict[str, Path]:
@@ -224,6 +238,29 @@ def _label_room_violations(mods: dict[str, Path]) -> list[str]:
     return sorted(bad)
 
 
+def _analysis_room(module: str) -> str | None:
+    """The analysis room a module lives in (None outside runners.analysis and for the package itself)."""
+    parts = module.split(".")
+    if parts[:2] != ["runners", "analysis"] or len(parts) == 2:
+        return None
+    if parts[2] in ANALYSIS_ROOMS:
+        return parts[2]
+    return "base" if f"{parts[2]}.py" in ANALYSIS_BASE else parts[2]
+
+
+def _analysis_room_violations(mods: dict[str, Path]) -> list[str]:
+    bad = []
+    for name, path in mods.items():
+        room = _analysis_room(name)
+        if room is None:
+            continue
+        for imp in _imports(name, path, top_level_only=False):
+            other = _analysis_room(imp)
+            if other is not None and other != room and other not in ANALYSIS_ROOMS.get(room, set()):
+                bad.append(f"{name} ({room}) imports {imp} ({other})")
+    return sorted(bad)
+
+
 def test_labels_rooms_import_only_the_rooms_below_them() -> None:
     bad = _label_room_violations(_modules())
     assert not bad, "room violations:\n" + "\n".join(bad)
@@ -268,7 +305,7 @@ def test_core_checker_sees_both_directions(tmp_path: Path) -> None:
     up.write_text("from ...analysis.gate import regression_gate\n")
     down.write_text("def f():\n    from ..labels.pool.judged import judged_at_k\n")
     bad = _core_violations({"runners.labels.pool.up": up, f"{ANALYSIS_CORE[1]}": down})
-    assert "runners.labels.pool.up imports runners.analysis.gate.gate (analysis outside ANALYSIS_CORE)" in bad
+    assert "runners.labels.pool.up imports runners.analysis.gate (analysis outside ANALYSIS_CORE)" in bad
     assert f"{ANALYSIS_CORE[1]} (core) imports runners.labels.pool.judged" in bad
 
 
@@ -291,6 +328,40 @@ def test_one_folder_is_called_judging() -> None:
     found = sorted(str(p.relative_to(REPO)) for pkg in PACKAGES for p in (REPO / pkg).rglob("judging")
                    if p.is_dir() and "__pycache__" not in p.parts)
     assert found == ["runners/labels/judging"], found
+
+
+def test_analysis_rooms_import_only_the_rooms_below_them() -> None:
+    bad = _analysis_room_violations(_modules())
+    assert not bad, "analysis room violations:\n" + "\n".join(bad)
+
+
+def test_analysis_room_checker_sees_a_room_reaching_up(tmp_path: Path) -> None:
+    """The checker must be able to fail: the statistics core importing the gate, inside a function; and the base
+    importing a room."""
+    src = tmp_path / "fake.py"
+    src.write_text("def f():\n    from ..gate.gate import regression_gate\n")
+    assert _analysis_room_violations({"runners.analysis.stats.fake": src}) == [
+        "runners.analysis.stats.fake (stats) imports runners.analysis.gate.gate (gate)",
+        "runners.analysis.stats.fake (stats) imports runners.analysis.gate.gate.regression_gate (gate)"]
+    base = tmp_path / "plot_text.py"
+    base.write_text("from .stats import power\n")
+    assert _analysis_room_violations({"runners.analysis.plot_text": base}) == [
+        "runners.analysis.plot_text (base) imports runners.analysis.stats (stats)",
+        "runners.analysis.plot_text (base) imports runners.analysis.stats.power (stats)"]
+
+
+def test_every_analysis_room_is_known_small_and_says_what_it_owns() -> None:
+    top = REPO / "runners" / "analysis"
+    rooms = {p.name: p for p in top.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert set(rooms) == set(ANALYSIS_ROOMS) - {"base"}, "a room of runners/analysis/ missing from ANALYSIS_ROOMS"
+    for name, path in rooms.items():
+        files = sorted(f.name for f in path.glob("*.py") if f.name != "__init__.py")
+        assert 0 < len(files) <= MAX_ROOM_FILES, f"analysis/{name}/ holds {len(files)} files: split it"
+        assert not [d for d in path.iterdir() if d.is_dir() and d.name != "__pycache__"], f"{name}/ has a sub-room"
+        doc = ast.get_docstring(ast.parse((path / "__init__.py").read_text(encoding="utf-8"))) or ""
+        assert len(doc.split()) >= 12, f"analysis/{name}/__init__.py does not say what it owns"
+    flat = {f.name for f in top.glob("*.py") if f.name != "__init__.py"}
+    assert flat == ANALYSIS_BASE, f"runners/analysis/ holds files outside a room: {sorted(flat - ANALYSIS_BASE)}"
 
 
 def _import_graph(mods: dict[str, Path]) -> dict[str, set[str]]:
@@ -362,7 +433,8 @@ def _heavy_modules_after(code: str) -> list[str]:
 
 def test_analysis_layer_imports_no_model_library() -> None:
     code = ("import runners, custom_tasks\n"
-            "import runners.cli, runners.analysis.stats.stats_report, runners.analysis.gate.gate, runners.analysis.stats.per_query\n"
+            "import runners.cli, runners.analysis.stats.stats_report, runners.analysis.gate.gate\n"
+            "import runners.analysis.stats.per_query\n"
             "import runners.analysis.cost.experiments_table, runners.config.experiments, custom_tasks.stats\n"
             "custom_tasks.find_task_configs(); runners.stats_report")
     assert _heavy_modules_after(code) == []
@@ -457,4 +529,19 @@ def test_the_layout_page_names_every_room_and_file() -> None:
         missing += [f"{room.name}/"] if f"`{room.name}/`" not in doc else []
         missing += [f"{room.name}/{f.name}" for f in sorted(room.glob("*.py"))
                     if f.name != "__init__.py" and f"`{f.name}`" not in doc]
+    assert not missing, f"docs/layout.md does not name: {missing}"
+
+
+def test_the_layout_page_names_every_package_folder() -> None:
+    """docs/layout.md names every package folder (room) of runners/ and custom_tasks/ (issue 37), as `name/` or a
+    longer path ending in it (`analysis/report/`): a room the page does not name is one a newcomer cannot find."""
+    import re
+
+    doc = (REPO / "docs" / "layout.md").read_text(encoding="utf-8")
+    missing = []
+    for pkg in PACKAGES:
+        for init in sorted((REPO / pkg).rglob("__init__.py")):
+            folder = init.parent.relative_to(REPO)
+            if not re.search(r"`(?:[\w/]*/)?" + re.escape(folder.name) + r"/`", doc):
+                missing.append(f"{folder}/")
     assert not missing, f"docs/layout.md does not name: {missing}"
