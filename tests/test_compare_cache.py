@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from runners.analysis.compare.compare import build_comparison
-from runners.analysis.compare.compare_cache import cache_key, cached_comparison, from_record, to_record
+from runners.analysis.compare.compare_cache import CODE, cache_key, cached_comparison, from_record, to_record
 from runners.analysis.compare.public import FolderSource, SnapshotSource
 from tests.test_compare import BM25, MINILM, PRIVATE, TASK_A, TASK_B, _register_private_tasks, write_result
 
@@ -89,3 +89,12 @@ def test_a_report_that_finds_it_imports_no_mteb(results: Path) -> None:
     out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [0.815, False]
+
+
+def test_the_code_the_key_covers_is_where_it_is_named() -> None:
+    """The key hashes the code behind the kept numbers by path: after a module moves, each path must still name the
+    module that computes them (compare.py, public.py, public_language.py and the task code), not a file gone."""
+    assert [p.name for p in CODE] == ["compare_cache.py", "compare.py", "public.py", "public_language.py",
+                                      "mteb_private.py", "task.py"]
+    assert all(p.is_file() and p.resolve().is_relative_to(REPO) for p in CODE), CODE
+

@@ -1,6 +1,6 @@
 """The pandas-free path (`stats` / `check`: dicts, arrays, rows) gives the pandas tables' numbers to the bit.
 
-`stats_report` builds rows from stats.py on plain dicts; the report, experiments and Python users get
+`stats_report` builds rows from intervals.py on plain dicts; the report, experiments and Python users get
 pandas frames from stats_frames.py. Both must agree exactly (`check_exact`), on random scores with
 ragged tags, several candidates, both interval methods, and with NaN-holding judged@k values.
 """

@@ -31,11 +31,11 @@ from .public import PublicSource, SnapshotSource
 
 FORMAT = 1
 KEEP = 8  # entries kept per results folder (one per combination of candidates, tasks and inputs)
-_ROOT = Path(__file__).resolve().parents[2]
-#: the code whose output is kept: a change of any of them is a new key
-CODE = [Path(__file__).resolve(), _ROOT / "runners" / "analysis" / "compare.py", _ROOT / "runners" / "analysis" / "public.py",
-        _ROOT / "runners" / "analysis" / "public_language.py", _ROOT / "custom_tasks" / "mteb_private.py",
-        _ROOT / "custom_tasks" / "task.py"]
+_HERE = Path(__file__).resolve().parent
+_ROOT = _HERE.parents[2]
+#: the code whose output is kept: a change of any of them is a new key (tests/test_compare_cache.py checks they exist)
+CODE = [Path(__file__).resolve(), _HERE / "compare.py", _HERE / "public.py", _HERE / "public_language.py",
+        _ROOT / "custom_tasks" / "mteb_private.py", _ROOT / "custom_tasks" / "task.py"]
 _FRAMES = ("table", "ranks", "revisions")
 
 

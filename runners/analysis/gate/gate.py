@@ -20,7 +20,7 @@ A gate must never pass what it did not check: every (model, task) of the baselin
 the candidate (`allow_missing` lists what it skips instead), and a bad option, metric or folder
 is an AnalysisError (exit 2), never confused with a regression (exit 1).
 
-Scores are plain dicts and arrays (stats.py), never pandas, so `check` starts fast.
+Scores are plain dicts and arrays (stats/intervals.py), never pandas, so `check` starts fast.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The statistics of stats.py as pandas tables, for the report, experiments, growth and Python users.
+"""The statistics of intervals.py as pandas tables, for the report, experiments, growth and Python users.
 
-Same numbers as stats.py to the bit (the tables are built from its columns); only this module
-imports pandas, so commands that print from stats.py directly (`stats`, `check`) never load it.
+Same numbers as intervals.py to the bit (the tables are built from its columns); only this module
+imports pandas, so commands that print from intervals.py directly (`stats`, `check`) never load it.
 Inputs: ``dict[str, pd.Series]`` mapping candidate name -> Series indexed by query_id.
 """
 from __future__ import annotations

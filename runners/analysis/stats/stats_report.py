@@ -2,7 +2,7 @@
 
 The models compared are the ones asked for (a config's candidates, or `--models`), never
 "whatever is in the folder": Holm's correction and the power sentence depend on that set.
-Computed as plain rows (stats.py), without pandas, so `stats` starts fast; `intervals` / `pairs`
+Computed as plain rows (intervals.py), without pandas, so `stats` starts fast; `intervals` / `pairs`
 give the same rows as pandas frames (csv / markdown output, Python users).
 """
 
