@@ -1,4 +1,4 @@
-"""Regenerate runners/public_snapshot.json from a public results folder (results-repo layout).
+"""Regenerate runners/analysis/compare/public_snapshot.json from a public results folder (results-repo layout).
 
 The snapshot lets `private-mteb compare` show public context offline. It holds main scores only, for the
 retrieval tasks of MTEB(eng, v2), BEIR (= MTEB(eng, v1) retrieval) and NanoBEIR, for the demo's models and a
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--commit", default="f4cc6c8b", help="commit of embeddings-benchmark/results the folder holds")
     ap.add_argument("--date", default="2026-08-20", help="date of that commit")
     ap.add_argument("--models", default=",".join(MODELS), help="comma-separated model names")
-    ap.add_argument("--out", type=Path, default=REPO / "runners" / "public_snapshot.json")
+    ap.add_argument("--out", type=Path, default=REPO / "runners" / "analysis" / "compare" / "public_snapshot.json")
     ap.add_argument("--smoke", action="store_true",
                     help="CI check: an empty source folder, one model, output to a temp file (never the snapshot)")
     args = ap.parse_args(argv)
