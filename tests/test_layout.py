@@ -5,7 +5,7 @@
   labels' pool and raters' files and runs no model;
 * rooms of the execution layer (issue 30) and of the analysis layer (issue 37): each room imports only the rooms
   below it (ROOMS, ANALYSIS_ROOMS), holds at most MAX_ROOM_FILES files and says in its `__init__.py` docstring
-  what it owns; docs/layout.md names every package folder;
+  what it owns; docs/layout.md names every package folder; no two modules share a file name;
 * the ground truth (issue 37), runners/labels/: rooms ordered the same way (LABEL_ROOMS); labels sits on the
   statistics core of analysis (ANALYSIS_CORE) and below the rest of analysis, which reads its pool, notes, raters
   and judge but never its judging app, questions or lint;
@@ -545,3 +545,28 @@ def test_the_layout_page_names_every_package_folder() -> None:
             if not re.search(r"`(?:[\w/]*/)?" + re.escape(folder.name) + r"/`", doc):
                 missing.append(f"{folder}/")
     assert not missing, f"docs/layout.md does not name: {missing}"
+
+
+#: issue 37: "open growth.py" names one file. Only the package markers repeat.
+SHARED_NAMES = {"__init__.py", "__main__.py"}
+
+
+def _repeated_file_names(paths: list[Path]) -> dict[str, list[str]]:
+    seen: dict[str, list[str]] = {}
+    for path in paths:
+        if path.name not in SHARED_NAMES:
+            seen.setdefault(path.name, []).append(str(path.relative_to(REPO)))
+    return {name: sorted(where) for name, where in sorted(seen.items()) if len(where) > 1}
+
+
+def test_no_two_modules_share_a_file_name() -> None:
+    paths = [p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py") if "__pycache__" not in p.parts]
+    repeated = _repeated_file_names(paths)
+    assert not repeated, f"modules sharing a file name (rename one: a CLI module takes `_command`): {repeated}"
+
+
+def test_the_name_checker_sees_a_repeat() -> None:
+    """The check must be able to fail: two growth.py in different folders; two __init__.py are fine."""
+    paths = [REPO / "runners" / "a" / "growth.py", REPO / "runners" / "b" / "growth.py",
+             REPO / "runners" / "a" / "__init__.py", REPO / "runners" / "b" / "__init__.py"]
+    assert _repeated_file_names(paths) == {"growth.py": ["runners/a/growth.py", "runners/b/growth.py"]}
