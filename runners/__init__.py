@@ -6,7 +6,8 @@ Layers, in the direction data flows (each imports only the ones before it):
   search/     search strategies: hybrid, chunked, ANN              (plugged into the executor)
   execution/  rooms backends < encoding < cache < candidates, distributed < runner < measure
               (imports mteb/torch lazily; see runners/execution/__init__.py)
-  analysis/   statistics, gate, experiments table, public compare  (stored results only)
+  analysis/   stored results only, in rooms stats < gate, diagnose, compare, cost < page < report
+              (see runners/analysis/__init__.py)
   labels/     the ground truth: pool, raters, LLM judge, lint, questions, the judging app (between the
               statistics core of analysis and its gate/report; see runners/labels/__init__.py)
   cli/        thin typer commands over the above

@@ -24,7 +24,7 @@ def _split(text: Optional[str]) -> list[str]:
     return [t.strip() for t in (text or "").split(",") if t.strip()]
 
 
-def _candidates(cfg: Any, models: Optional[str], tasks: list[str]) -> Any:
+def chosen_candidates(cfg: Any, models: Optional[str], tasks: list[str]) -> Any:
     """The config's candidates (models and experiments) or `--models` (names or labels), each with results for
     every task: one rule for every command (runners/analysis/stats/candidate_set.py)."""
     from ..analysis.stats.candidate_set import candidate_set
@@ -158,7 +158,7 @@ def stats_cmd(
     opts = cfg.stats
     from ..config.task_lookup import task_name_for  # lazy: commands import their API when they run
     entries = [(e, task_name_for(e, cfg)) for e in task or cfg.tasks]
-    chosen = _candidates(cfg, models, [name for _, name in entries])
+    chosen = chosen_candidates(cfg, models, [name for _, name in entries])
     names = list(chosen.names)
     if chosen.note and fmt in ("table", "markdown"):
         console.print(chosen.note, highlight=False, markup=False)

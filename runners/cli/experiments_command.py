@@ -1,6 +1,6 @@
 """`private-mteb experiments`: experiment candidates vs their plain dense model, from stored results.
 
-A command of its own beside `stats`/`check` (analysis.py): same candidate rule (`_candidates`), its own table.
+A command of its own beside `stats`/`check` (analysis.py): same candidate rule (`chosen_candidates`), its own table.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from .analysis import _candidates
+from .analysis import chosen_candidates
 from .common import config_option, console, friendly_errors, load_config, offline_default, results_option
 
 
@@ -35,7 +35,7 @@ def experiments_cmd(
     cfg = load_config(config, results, "experiments-demo.yaml")
     from ..config.task_lookup import task_name_for  # lazy: commands import their API when they run
     tasks = [task_name_for(t, cfg) for t in cfg.tasks]
-    chosen = _candidates(cfg, models, tasks)
+    chosen = chosen_candidates(cfg, models, tasks)
     names = list(chosen.names)
     known = stored_metrics(cfg.results_path, names[0], tasks[0])
     for m in metric or cfg.stats.metrics:

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .compare import PRIVATE_FLAG, PRIVATE_MEAN, PUBLIC_FLAG, PUBLIC_MEAN, Comparison, _registry
 from ..plot_text import literal_text
+from .compare import PRIVATE_FLAG, PRIVATE_MEAN, PUBLIC_FLAG, PUBLIC_MEAN, Comparison, _registry
 
 
 def _main_score(comp: Comparison, task: str) -> str | None:

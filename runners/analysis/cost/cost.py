@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ...results.store import find_run, read_identity, read_json
-from .latency_stats import paired_difference, percentile_ci
 from ..stats.intervals import format_diff, format_number
+from .latency_stats import paired_difference, percentile_ci
 
 #: the cost columns every output carries when a latency pass stored figures (same names in JSON and CSV)
 COST_COLUMNS = ["p50_ms", "p50_ci_low", "p50_ci_high", "p95_ms", "p95_ci_low", "p95_ci_high", "bytes_per_doc",

@@ -25,10 +25,10 @@ from ...config.experiments import (
 )
 from ...config.task_lookup import task_name_for
 from ...results.store import load_ann_agreement, load_candidates, load_per_query
-from .growth_curve import per_doubling
-from .growth_results import growth_rows
 from ..stats.intervals import holm
 from ..stats.stats_frames import ci_table, paired_tests
+from .growth_curve import per_doubling
+from .growth_results import growth_rows
 
 
 @dataclasses.dataclass(frozen=True)

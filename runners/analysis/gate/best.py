@@ -17,8 +17,8 @@ from typing import Any
 from ...config.benchmark import BenchmarkConfig
 from ...config.task_lookup import task_name_for
 from ...results.variants import shown_label
-from ..stats.candidate_set import candidate_set, config_names
 from ..analysis_errors import AnalysisError
+from ..stats.candidate_set import candidate_set, config_names
 from ..stats.stats_report import best_sentence, report_from_scores, stats_report
 
 

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from ...results.variants import shown_label
-from .history import fingerprinted, record_changes
+from ..stats.intervals import format_diff, format_p, format_score, metric_label
 from ..stats.pairing import corpus_change, pair_queries
 from ..stats.resampling import bootstrap_ci, randomization_test
-from ..stats.intervals import format_diff, format_p, format_score, metric_label
+from .history import fingerprinted, record_changes
 
 
 @dataclass

@@ -5,8 +5,10 @@ one file to open, share and attach, with the ranking's uncertainty, which differ
 models fail and how the private ranking relates to the public board. Nothing here loads a model:
 runners.execution is never imported, and mteb only when the private-vs-public section is built.
 
-Modules: data (stored results), numbers (statistics), sections / tasks / experiments / public / provenance
-(the sections; labels: coverage and raters' agreement), figures + svg (plots), blocks (the document), html / markdown (renderers).
+Modules: build_report here and the sections (sections: summary, results, forest plot, per-query, worst queries;
+tasks_section, experiments_section + growth_section, cost_section, public_section, labels_section,
+questions_section, over_time, provenance); what they are made of (blocks, data, numbers, figures, svg, html,
+markdown, text) is the page/ room below.
 """
 
 from __future__ import annotations
@@ -18,15 +20,15 @@ from pathlib import Path
 
 from ...config.benchmark import BenchmarkConfig
 from ...results.store import atomic_write_bytes
+from ..page.blocks import Report, Section
+from ..page.data import config_candidates, load_task, resolve_baseline
+from ..page.html import render_html
+from ..page.markdown import render_markdown
 from ..plot_text import literal_text
 from . import sections
-from ..page.blocks import Report, Section
 from .cost_section import cost_section
-from ..page.data import config_candidates, load_task, resolve_baseline
 from .experiments_section import experiments
-from ..page.html import render_html
 from .labels_section import labels_section
-from ..page.markdown import render_markdown
 from .over_time import over_time_section
 from .provenance import provenance
 from .public_section import public_section

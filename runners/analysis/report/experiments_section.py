@@ -14,12 +14,12 @@ import pandas as pd
 from ...config.benchmark import BenchmarkConfig
 from ...config.experiments import growth_entries
 from ..cost.experiments_table import experiment_table
-from ..stats.intervals import metric_label
 from ..page import figures, text
 from ..page.blocks import Figure, Paragraph, Section, Table
 from ..page.data import Candidate, TaskData, quiet
-from .growth_section import growth_blocks
 from ..page.svg import figure_svg
+from ..stats.intervals import metric_label
+from .growth_section import growth_blocks
 
 
 def _param(c: Candidate) -> str:

@@ -17,11 +17,11 @@ from ..analysis_errors import AnalysisError
 from ..cost.growth_curve import GrowthCurve
 from ..gate.history import accepted_map
 from ..gate.history_timeline import Timeline, build_timelines, parse_time
-from ..stats.intervals import metric_label
 from ..page import text
 from ..page.blocks import Block, Figure, Paragraph, Section, Table
 from ..page.over_time_figures import growth_vs_observed, over_time, predicted_at
 from ..page.svg import figure_svg
+from ..stats.intervals import metric_label
 
 
 def _steps_table(timelines: Sequence[Timeline], label: str) -> Table:

@@ -15,9 +15,9 @@ from custom_tasks.readers.added_questions import source_kind
 from ...config.benchmark import StatsOptions
 from ...labels.notes.generator_guard import SOURCE_TAG, source_verdict_lines
 from ...labels.notes.question_notes import count_lines, weighted_line, weighted_means
-from ..stats.stats_report import report_from_scores
 from ..page.blocks import Paragraph, Section
 from ..page.data import TaskData, quiet
+from ..stats.stats_report import report_from_scores
 
 
 def questions_section(tasks: list[TaskData], opts: StatsOptions, config: str, split: str = "test"

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import intervals as stats
-from .power import power_line
 from ..analysis_errors import AnalysisError
+from . import intervals as stats
 from .per_query import paired_query_scores, query_tags, tag_names
+from .power import power_line
 
 if TYPE_CHECKING:
     import pandas as pd
