@@ -117,23 +117,21 @@ def _config(tmp: Path) -> Path:
     return path
 
 
-def _identity_function():
-    """The one function that computes a run identity (its module moved in issue 37; both places are tried)."""
-    try:
-        from runners.execution.candidates.run_identity import run_identity
-    except ImportError:
-        from runners.results.identity import run_identity
-    return run_identity
-
-
-def _candidate_walk(cfg, tasks: list) -> None:
-    """From the config to each candidate's run identity on each task: what deciding reuse needs."""
+def _candidate_walk(cfg, tasks: list, keep_top_k, cache_path) -> None:
+    """From the config to each candidate's run identity on each task: what deciding reuse needs (the config's
+    depth and cache folder read beforehand, as run_benchmark reads them when it starts)."""
     from runners.execution.run import candidates_for
 
-    run_identity = _identity_function()
-    for cand in candidates_for(cfg):
-        for task in tasks:
-            run_identity(cand, task, cfg.keep_top_k, cfg.cache_path)
+    try:  # issue 37: every identity of a config made at once, by the one identity function
+        from runners.execution.candidates.run_identity import run_identities
+    except ImportError:  # before: one (candidate, task) at a time
+        from runners.results.identity import run_identity
+
+        for cand in candidates_for(cfg):
+            for task in tasks:
+                run_identity(cand, task, keep_top_k, cache_path)
+        return
+    run_identities(candidates_for(cfg), tasks, keep_top_k, cache_path)
 
 
 def measure() -> dict[str, dict[str, object]]:
@@ -157,7 +155,8 @@ def measure() -> dict[str, dict[str, object]]:
         from runners.execution.tasks import load_task
 
         tasks = [load_task(t, cfg) for t in cfg.tasks]
-        out["candidates"] = {**walk_figures(trace(_candidate_walk, cfg, tasks)), "statuses": {}}
+        walk = trace(_candidate_walk, cfg, tasks, cfg.keep_top_k, cfg.cache_path)
+        out["candidates"] = {**walk_figures(walk), "statuses": {}}
     return out
 
 

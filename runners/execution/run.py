@@ -37,10 +37,13 @@ from ..results.store import (
     save_candidate,
     task_result_path,
 )
-from .candidates.candidates import Candidate, candidate_from_spec
-from .candidates.run_identity import run_identity
+from ..config.candidate_facts import config_facts
+from .backends.cpu_features import cpu_identities
+from .candidates.candidates import Candidate
+from .encoding.models import registry_facts
+from .candidates.run_identity import run_identities, run_identity
 from .cache.embedding_cache import wrap_cache
-from .candidates.experiment_candidates import candidates_from_experiments, chunk_level_runs
+from .candidates.experiment_candidates import build_candidates, chunk_level_runs
 from ..results.fingerprints import changed_parts
 from ..results.migrate import migrate_search_variants
 from ..results.variants import experiment_meta, migrate_variant_results, variant_of
@@ -211,10 +214,11 @@ def _migrate_variants(results_dir: Path, candidates: list[Candidate]) -> None:
 
 
 def candidates_for(cfg: BenchmarkConfig) -> list[Candidate]:
-    cands = [candidate_from_spec(m, cfg.encode.device, cfg.encode.max_seq_length, cfg) for m in cfg.models]
-    if cfg.experiments:
-        cands += candidates_from_experiments(cfg)
-    return cands
+    """Every candidate of a config as a value plus its loader, the config read once and each name looked up once."""
+    ctx = config_facts(cfg)  # config: every entry's facts (experiments planned)
+    known = registry_facts(ctx.lookups)  # encoding: mteb's registry and the offline packages
+    cpu = cpu_identities(ctx.backend_pairs)  # backends: what decides an exported bf16/int8 model's vectors
+    return build_candidates(ctx, known, cpu)  # candidates: values and loaders, nothing loaded
 
 
 def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: bool = True,
@@ -231,8 +235,8 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
     or crashes on a task, gets a "failed" record (its `reason` says why) and the others still run;
     disk-full / permission faults still stop everything.
     """
-    results_dir = cfg.results_path
-    clean_leftovers(results_dir, cfg.cache_path)
+    results_dir, cache_path = cfg.results_path, cfg.cache_path
+    clean_leftovers(results_dir, cache_path)
     tasks = tasks if tasks is not None else [load_task(t, cfg) for t in cfg.tasks]
     candidates = candidates if candidates is not None else candidates_for(cfg)
     _migrate_variants(results_dir, candidates)
@@ -245,16 +249,16 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
         import_ray(cfg.path)
     encode_kwargs = {"batch_size": cfg.encode.batch_size, "show_progress_bar": show_progress}
     records: list[RunRecord] = []
-    for cand in candidates:
+    identities = run_identities(candidates, tasks, cfg.keep_top_k, cache_path)  # [candidate][task]
+    for cand, cand_identities in zip(candidates, identities):
         model, load_error, on_ray = None, "", {}
         save_candidate(results_dir, cand.name, {"label": cand.label, "revision": cand.revision, "kind": cand.kind,
                                                 "public_name": cand.public_name, **cand.info})
-        for task in tasks:
+        for task, identity in zip(tasks, cand_identities):
             name = task.metadata.name
             if load_error:  # the model did not load: every remaining task of it fails with the same reason
                 _failed(records, cand, name, 0.0, load_error, on_step)
                 continue
-            identity = run_identity(cand, task, cfg.keep_top_k, cfg.cache_path)
             reason = "forced" if force else why_not_complete(results_dir, cand, task, identity)
             if not reason:
                 records.append(_skipped(results_dir, cand, task, on_step))
@@ -265,7 +269,7 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                     if not reason:
                         records.append(_skipped(results_dir, cand, task, on_step))
                         continue
-                logger.info("running %s on %s (%s)", cand.label, name, reason)
+                logger.info("running %s on %s (%s): %s", cand.label, name, reason, cand.value)
                 if on_step:
                     on_step("start", cand.label, name, None)
                 if model is None:

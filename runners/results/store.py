@@ -26,6 +26,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -93,6 +94,7 @@ def tmp_path_for(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(6).hex()}.tmp")
 
 
+@lru_cache(maxsize=8192)  # asked for every path of every (candidate, task): a name checked once is checked
 def path_part(value: str, what: str) -> str:
     """``value`` when it can be one file or folder name, else a CollectionError (custom_tasks/path_names.py).
 

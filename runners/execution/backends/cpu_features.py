@@ -54,6 +54,11 @@ def openvino_capabilities() -> tuple[str, ...] | None:
         return None
 
 
+def cpu_identities(pairs: list[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any] | None]:
+    """`cpu_identity` of each (backend, precision), at once."""
+    return {pair: cpu_identity(*pair) for pair in pairs}
+
+
 def cpu_identity(backend: str | None, precision: str | None) -> dict[str, Any] | None:
     """The features of this CPU that decide (backend, precision)'s numerics; None where they decide nothing."""
     if (backend or "torch", precision or "fp32") not in CPU_DEPENDENT:

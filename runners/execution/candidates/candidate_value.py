@@ -7,7 +7,7 @@ a `CandidateValue`: its kind, results name, revision, label, its own settings, a
 a retriever its embedder). Nothing about a candidate is recomputed where it is needed: its canonical form
 (`canonical`: the sorted JSON of `record()`) is what `run_identity.py` hashes, with the weights' and the data's
 fingerprints and the machine facts of an exported backend, into the run identity that identity.json stores;
-`str(value)` is the same description in one line, as printed.
+`str(value)` is the same description in one line, as the runner logs it when the candidate runs.
 
 The settings are those today's results were fingerprinted with (tests/test_identity_compat.py checks every kind
 against identities recorded before candidates became values): a part that was not hashed then (a hybrid's
@@ -22,8 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ...config.model_spec import ModelSpec, backend_tag
-from ..backends.cpu_features import cpu_identity
+from ...config.candidate_facts import SpecFacts
 
 
 def _canonical(obj: Any) -> str:
@@ -86,44 +85,20 @@ class CandidateValue:
         return f"{self.kind} {self.name}@{self.revision} {_canonical(own)}{parts}"
 
 
-def spec_settings(spec: ModelSpec, name: str, revision: str, kind: str) -> dict[str, Any]:
-    """The config's settings of a model entry that can change an embedding (paths are hashed, not named).
-    `prompts`, `endpoint` and a backend other than torch fp32 are recorded only when set, so the results of
-    entries without them keep their fingerprints; the backend's machine facts are added by run_identity."""
-    reference = (spec.backend or "torch", spec.precision or "fp32") == ("torch", "fp32")
-    return {"name": name, "revision": revision, "kind": kind, "max_seq_length": spec.max_seq_length,
-            "model_kwargs": spec.model_kwargs, "factory": spec.factory, "factory_kwargs": spec.factory_kwargs,
-            "trust_remote_code": spec.trust_remote_code, "local": bool(spec.path),
-            **({"prompts": spec.prompts} if spec.prompts else {}),
-            **({"endpoint": spec.endpoint.identity()} if spec.endpoint is not None else {}),
-            **({} if reference else {"backend": spec.backend, "precision": spec.precision})}
-
-
-def spec_cache_variant(spec: ModelSpec, kind: str) -> str:
-    """What besides name, revision and weights changes a vector, so that vectors of another setting are never reused:
-    max_seq_length, and for a `factory:` model the factory and its kwargs (model_kwargs are in the name)."""
-    parts = [f"max_seq_length={spec.max_seq_length}"] if spec.max_seq_length else []
-    if kind == "factory":
-        blob = json.dumps([spec.factory, spec.factory_kwargs], sort_keys=True, default=str).encode()
-        parts.append(f"factory={hashlib.sha256(blob).hexdigest()[:12]}")
-    if backend_tag(spec.backend, spec.precision):  # an exported / quantised copy: never the reference's vectors
-        parts.append(f"backend={spec.backend},precision={spec.precision}")
-        cpu = cpu_identity(spec.backend, spec.precision)
-        if cpu:  # bf16 / int8 vectors of another CPU are another machine's vectors
-            parts.append(f"cpu={hashlib.sha256(json.dumps(cpu, sort_keys=True).encode()).hexdigest()[:12]}")
-    return ",".join(parts)
-
-
-def model_value(spec: ModelSpec, name: str, revision: str, kind: str, *, extra: dict[str, Any] | None = None,
+def model_value(f: SpecFacts, revision: str, cpu: dict[str, Any] | None = None, *, extra: dict[str, Any] | None = None,
                 parts: tuple[Part, ...] = (), weight_paths: tuple[str, ...] | None = None,
                 cache_variant: str | None = None) -> CandidateValue:
-    """The value of one `models:` entry (`extra`: facts its kind adds, e.g. an endpoint's probe)."""
-    own = () if kind == "bm25" else ((spec.path,) if spec.path else ())
+    """The value of one `models:` entry from its facts (config/candidate_facts.py) and its revision; `cpu`: the
+    CPU features that decide an exported bf16/int8 backend's vectors (they name its cache folder); `extra`: the
+    facts its kind adds, e.g. an endpoint's probe."""
+    variant = list(f.cache_parts)
+    if cpu:  # bf16 / int8 vectors of another CPU are another machine's vectors
+        variant.append(f"cpu={hashlib.sha256(json.dumps(cpu, sort_keys=True).encode()).hexdigest()[:12]}")
     return CandidateValue(
-        kind=kind, name=name, revision=str(revision), label=spec.default_label,
-        settings_json=_canonical({**spec_settings(spec, name, str(revision), kind), **(extra or {})}),
-        parts=parts, weight_paths=own if weight_paths is None else weight_paths,
-        cache_variant=spec_cache_variant(spec, kind) if cache_variant is None else cache_variant)
+        kind=f.kind, name=f.results_name, revision=str(revision), label=f.label,
+        settings_json=_canonical({**f.settings, "revision": str(revision), **(extra or {})}),
+        parts=parts, weight_paths=f.weight_paths if weight_paths is None else weight_paths,
+        cache_variant=",".join(variant) if cache_variant is None else cache_variant)
 
 
 def experiment_value(name: str, label: str, experiment: str, params: dict[str, Any], base: CandidateValue, *,

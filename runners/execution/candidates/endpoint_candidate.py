@@ -41,6 +41,7 @@ from ...config.endpoint import EndpointOptions
 from ...config.model_spec import ModelSpec
 from ...results.store import atomic_write_json, read_json
 from ..remote.openai_http import Fatal, JsonPoster, Retry, backoff
+from ...config.candidate_facts import ConfigFacts, SpecFacts, spec_facts
 from .candidate_value import model_value
 from .candidates import Candidate
 
@@ -223,11 +224,21 @@ def endpoint_encoder(client: EndpointClient, meta: Any, prompts: dict[str, str] 
 
 def candidate(spec: ModelSpec, device: str | None = None, cfg: Any = None) -> Candidate:
     """The Candidate of a `kind: endpoint` entry: the server is probed now (module docstring), nothing encoded."""
-    config = getattr(cfg, "path", None)
+    return probed(spec_facts(spec), getattr(cfg, "path", None), getattr(cfg, "cache_path", None))
+
+
+def from_facts(f: SpecFacts, device: str | None = None, ctx: ConfigFacts | None = None, embedder: Any = None) -> Candidate:
+    """As `candidate`, from the entry's facts (build_candidates: a config's candidates built together)."""
+    return probed(f, ctx.cfg.path if ctx is not None else None, ctx.cache_path if ctx is not None else None)
+
+
+def probed(f: SpecFacts, config: Any, cache_path: Path | None) -> Candidate:
+    """The server probed (its served model and the probe's vector are part of the identity), nothing encoded."""
+    spec = f.spec
     client = EndpointClient(spec, config)
     served, vector = client.probe()
-    name, revision = spec.results_name, spec.revision or "local"
-    pid = probe_id(name, vector, getattr(cfg, "cache_path", None))
+    name, revision = f.results_name, spec.revision or "local"
+    pid = probe_id(name, vector, cache_path)
     served_hash = hashlib.sha256(f"{served}|{client.model}|{spec.endpoint.dimensions}".encode()).hexdigest()[:12]
 
     def load() -> Any:
@@ -238,8 +249,7 @@ def candidate(spec: ModelSpec, device: str | None = None, cfg: Any = None) -> Ca
                                                   "embed_dim": int(vector.shape[0])})
         return endpoint_encoder(EndpointClient(spec, config), meta, spec.prompts)
 
-    value = model_value(spec, name, revision, "endpoint", extra={"served_model": served, "probe": pid,
-                                                                "dim": int(vector.shape[0])},
+    value = model_value(f, revision, extra={"served_model": served, "probe": pid, "dim": int(vector.shape[0])},
                         cache_variant=f"endpoint={served_hash},probe={pid}")
     return Candidate(value=value, load=load, public_name=spec.public_name, cacheable=True,
                      info={"source": spec.endpoint.embeddings_url, "kind": "endpoint", "served_model": served})

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ...config.benchmark import BenchmarkConfig
+from ...config.candidate_facts import ConfigFacts, SpecFacts, config_facts
 from ...config.model_spec import ModelSpec
 from ...config.experiments import (
     PlannedCandidate,
@@ -25,13 +27,15 @@ from ...search.ann import AnnSearch
 from ...search.chunking import chunk_level_collection, token_offsets
 from ...search.hybrid import HybridRetriever
 from .candidate_value import experiment_value
-from .candidates import Candidate, candidate_from_spec
+from .candidates import KIND_MODULES, Candidate, candidate_from_spec, model_candidate, own_kind_candidate
 from ..cache.chunk_blocks import LargeChunkedSearch
 from ..cache.embedding_cache import CachedEncoder, wrap_cache
 from ...results.fingerprints import weights_fingerprint
 from ...results.variants import variant_of
 from ..cache.large_corpus import LARGE_CORPUS_DOCS, dense_search
+from ..backends.cpu_features import cpu_identities
 from ..cache.prefill import block_vectors
+from ..encoding.models import RegistryFacts, registry_facts
 from .rerank_candidate import rerank_candidate
 
 logger = logging.getLogger(__name__)
@@ -115,24 +119,53 @@ def candidate_from_plan(plan: PlannedCandidate, dense: Candidate, cache_path: Pa
                      cacheable=False, info=info)
 
 
-def candidates_from_experiments(cfg: BenchmarkConfig) -> list[Candidate]:
-    """All doc-level experiment candidates of a benchmark config (nothing is loaded here)."""
+def experiment_candidates(ctx: ConfigFacts, models: list[Candidate], made: Callable[[SpecFacts], Candidate],
+                          known: dict[str, RegistryFacts]) -> list[Candidate]:
+    """The experiment candidates of a config's facts (nothing is looked up or loaded here): each built on its base
+    model's candidate (`made` from facts: the dense model of a hybrid, chunking or ANN, loaded once per process),
+    a rerank on its first stage's (a `models:` entry, or an experiment made before it)."""
     dense: dict[str, Candidate] = {}
     out: list[Candidate] = []
     sparse: list[Candidate] = []  # BM25, the sparse part of every hybrid (held by its value, not hashed)
-    for plan in plan_experiments(cfg):
+    for plan in ctx.plans:
+        base = ctx.bases[plan.name]
         if plan.kind == "rerank":  # its first stage: an experiment candidate made above, or a `models:` entry
-            first = next((c for c in out if c.name == plan.params["first"]), None)
-            first = first or candidate_from_spec(plan.base, cfg.encode.device, cfg.encode.max_seq_length, cfg)
-            out.append(rerank_candidate(plan, first, cfg))
+            first = next((c for c in [*out, *models] if c.name == plan.params["first"]), None) or made(base)
+            rr = ctx.rerankers[plan.name]
+            offline = known[rr.lookup].offline if rr.lookup in known else None
+            out.append(rerank_candidate(plan, first, ctx.cfg, rr, offline))
             continue
-        if plan.base.name not in dense:
-            dense[plan.base.name] = candidate_from_spec(plan.base, cfg.encode.device, cfg.encode.max_seq_length)
+        if base.spec.name not in dense:  # keyed by the model's name, as results stored before were identified
+            dense[base.spec.name] = made(base)
         if plan.kind == "hybrid" and not sparse:
-            sparse.append(candidate_from_spec(ModelSpec(name="bm25")))
-        out.append(candidate_from_plan(plan, dense[plan.base.name], cfg.cache_path, cfg.results_path,
-                                       cfg.encode.large_corpus_docs, sparse[0] if plan.kind == "hybrid" else None))
+            sparse.append(made(ctx.bm25))
+        out.append(candidate_from_plan(plan, dense[base.spec.name], ctx.cache_path, ctx.results_path,
+                                       ctx.large_corpus_docs, sparse[0] if plan.kind == "hybrid" else None))
     return out
+
+
+def build_candidates(ctx: ConfigFacts, known: dict[str, RegistryFacts],
+                     cpu: dict[tuple[str, str], dict[str, Any] | None], with_models: bool = True) -> list[Candidate]:
+    """Every candidate of a config, from its facts (config/candidate_facts.py), what mteb's registry and the
+    offline packages say of its names (`known`) and the CPU features of its exported backends (`cpu`): values and
+    loaders only, nothing looked up or loaded here (an endpoint is probed: its answer is part of its identity)."""
+    def made(f: SpecFacts, embedder: Candidate | None = None) -> Candidate:
+        if f.kind in KIND_MODULES:
+            return own_kind_candidate(f, ctx.device, ctx, embedder)  # (KIND_MODULES: run, retriever, endpoint)
+        return model_candidate(f, known.get(f.lookup), cpu.get(f.backend_pair) if f.backend_pair else None,
+                               ctx.device)
+
+    if not with_models:  # the experiments alone (a rerank's first stage is made for it)
+        return experiment_candidates(ctx, [], made, known)
+    embedders = {name: made(f) for name, f in ctx.embedders.items()}
+    models = [made(f, embedders.get(f.embedder) if f.embedder else None) for f in ctx.models]
+    return models + experiment_candidates(ctx, models, made, known)
+
+
+def candidates_from_experiments(cfg: BenchmarkConfig) -> list[Candidate]:
+    """All doc-level experiment candidates of a benchmark config (nothing is loaded here)."""
+    ctx = config_facts(cfg)
+    return build_candidates(ctx, registry_facts(ctx.lookups), cpu_identities(ctx.backend_pairs), with_models=False)
 
 
 def chunk_level_runs(cfg: BenchmarkConfig, tasks: list[Any]) -> list[tuple[Candidate, list[Any]]]:

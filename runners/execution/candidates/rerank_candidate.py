@@ -26,6 +26,7 @@ from custom_tasks.errors import ConfigError
 
 from ...config.benchmark import BenchmarkConfig
 from ...config.experiments import PlannedCandidate
+from ...config.candidate_facts import RerankerFacts
 from ...config.rerank import RerankerSpec
 from ...results.store import find_run, load_rankings, read_identity
 from .candidate_value import CandidateValue, experiment_value
@@ -45,11 +46,6 @@ def reranker_path(spec: RerankerSpec, base_dir: Path) -> str | None:
         p = Path(spec.path).expanduser()
         return str(p if p.is_absolute() else (Path(base_dir) / p).resolve())
     return None if spec.factory else offline_copy(spec.name)
-
-
-def reranker_identity(spec: RerankerSpec) -> dict[str, Any]:
-    return {"name": spec.name, "kind": spec.resolved_kind, "revision": spec.revision, "factory": spec.factory,
-            "factory_kwargs": spec.factory_kwargs, "max_length": spec.max_length, "local": bool(spec.path)}
 
 
 def detect_kind(where: str) -> str:
@@ -347,11 +343,13 @@ def reranker_cache_id(value: CandidateValue, memo_dir: Path | None) -> str:
     return canonical_hash({**value.settings["reranker"], "weights": weights_fingerprint(own, memo_dir)}, 24)
 
 
-def rerank_candidate(plan: PlannedCandidate, first: Candidate, cfg: BenchmarkConfig) -> Candidate:
-    """The Candidate of one (rerank entry, depth): named, identified, loaded lazily."""
+def rerank_candidate(plan: PlannedCandidate, first: Candidate, cfg: BenchmarkConfig, rr: RerankerFacts,
+                     offline: str | None = None) -> Candidate:
+    """The Candidate of one (rerank entry, depth): named, identified, loaded lazily. `rr`: the reranker's facts
+    (config/candidate_facts.py), `offline`: its installed offline copy when it names no path."""
     spec, depth = plan.strategy
-    rr_paths = tuple(p for p in [reranker_path(spec, cfg.base_dir)] if p)
-    rr_identity = reranker_identity(spec)
+    rr_paths = tuple(p for p in [rr.path or offline] if p)
+    rr_identity = rr.settings
     tasks: dict[str, Any] = {}
 
     def expected(task_name: str) -> str | None:

@@ -29,25 +29,24 @@ from custom_tasks.errors import ConfigError
 
 from ...config.model_spec import ModelSpec
 from ...search.retriever import Embedder, RetrieverSearch
-from .candidates import Candidate, candidate_from_spec
+from ...config.candidate_facts import ConfigFacts, SpecFacts
+from .candidates import Candidate
 from .candidate_value import Part, model_value
-from .experiment_candidates import dense_candidate, shared_encoder
+from .experiment_candidates import shared_encoder
 from ..encoding.models import factory_kwargs, import_factory
 
 
-def candidate(spec: ModelSpec, device: str | None = None, cfg: Any = None) -> Candidate:
-    """The Candidate of a `kind: retriever` entry (nothing is imported or loaded until it runs)."""
-    name, revision = spec.results_name, spec.revision or "local"
-    model = spec.factory_kwargs.get("model")
-    dense = None
-    if isinstance(model, str) and model:
-        dense = (dense_candidate(cfg, model) if cfg is not None
-                 else candidate_from_spec(ModelSpec(name=model), device))
-    cache_path = cfg.cache_path if cfg is not None else None
-    results_dir = cfg.results_path if cfg is not None else None
-    own = (spec.path,) if spec.path else ()
-    value = model_value(spec, name, revision, "retriever", parts=(Part("embedder", dense.value if dense else None),),
-                        weight_paths=own + (dense.weight_paths if dense is not None else ()), cache_variant="")
+def from_facts(f: SpecFacts, device: str | None = None, ctx: ConfigFacts | None = None,
+               embedder: Candidate | None = None) -> Candidate:
+    """The Candidate of a `kind: retriever` entry (nothing is imported or loaded until it runs); `embedder`: the
+    candidate of its embedding model (factory_kwargs.model), whose value is part of its own."""
+    spec, dense, model = f.spec, embedder, f.embedder
+    revision = spec.revision or "local"
+    cache_path = ctx.cache_path if ctx is not None else None
+    results_dir = ctx.results_path if ctx is not None else None
+    value = model_value(f, revision, parts=(Part("embedder", dense.value if dense else None),),
+                        weight_paths=f.weight_paths + (dense.weight_paths if dense is not None else ()),
+                        cache_variant="")
     return Candidate(value=value, load=lambda: load(spec, revision, dense, cache_path, results_dir),
                      public_name=spec.public_name, cacheable=False,
                      info={"source": spec.factory, "kind": "retriever", "model": model})

@@ -29,6 +29,7 @@ from custom_tasks.errors import CollectionError, ConfigError
 from custom_tasks.readers._io import TABLE_EXTENSIONS, as_id, display_path, is_missing, read_lines, read_table
 
 from ...config.model_spec import ModelSpec
+from ...config.candidate_facts import SpecFacts
 from .candidates import Candidate
 from .candidate_value import model_value
 from ...results.fingerprints import weights_fingerprint
@@ -229,17 +230,17 @@ def check(run: RunFile, tasks: list[Any]) -> None:
         run.for_task(task)
 
 
-def candidate(spec: ModelSpec, device: str | None = None) -> Candidate:
+def from_facts(f: SpecFacts, device: str | None = None, ctx: Any = None, embedder: Any = None) -> Candidate:
     """The Candidate of a `kind: run` entry (nothing is read until it runs or is checked)."""
-    path = Path(spec.path or "").expanduser()
+    spec, path = f.spec, Path(f.weight_paths[0])
     run = RunFile(path)
-    name, revision = spec.results_name, spec.revision or "local"
+    name, revision = f.results_name, spec.revision or "local"
 
     def load() -> RunFileSearch:
         from mteb.models.model_meta import ModelMeta
 
         return RunFileSearch(run, ModelMeta.create_empty().model_copy(update={"name": name, "revision": revision}))
 
-    return Candidate(value=model_value(spec, name, revision, "run", weight_paths=(str(path),), cache_variant=""),
+    return Candidate(value=model_value(f, revision, cache_variant=""),
                      load=load, public_name=spec.public_name, cacheable=False,
                      info={"source": str(path), "kind": "run"}, check=lambda tasks: check(run, tasks))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,24 @@ def registry_meta(name: str) -> Any | None:
         return mteb.get_model_meta(name)
     except Exception:
         return None
+
+
+@dataclass(frozen=True)
+class RegistryFacts:
+    """What mteb's registry and the installed offline packages say about one name."""
+
+    revision: str | None  # the registry's revision (None: not in the registry, or it gives none)
+    known: bool  # in mteb's registry
+    offline: str | None  # the folder of an installed offline copy
+
+
+def registry_facts(names: list[str]) -> dict[str, RegistryFacts]:
+    """Every name looked up at once (the candidates of a config are built from these, without asking again)."""
+    out = {}
+    for name in names:
+        meta = registry_meta(name)
+        out[name] = RegistryFacts(meta.revision if meta is not None else None, meta is not None, offline_copy(name))
+    return out
 
 
 def offline_copy(name: str) -> str | None:
