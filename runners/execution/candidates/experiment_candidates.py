@@ -1,8 +1,11 @@
-"""Experiment candidates (hybrid search, chunking, ANN indexes; reranking: rerank.py) made runnable, scored like models.
+"""Experiment candidates (hybrid search, chunking, ANN indexes; reranking: rerank_candidate.py) made runnable, and
+every candidate of a config built from its facts (`build_candidates`).
 
-The config layer names them (runners/config/experiments.py); here each one gets its loader: the
-search strategy from runners/search/ around the dense model, which is loaded once per process
-and shares the plain run's embedding cache, so no text is encoded twice.
+The config layer names them (runners/config/experiments.py) and reads what each candidate is
+(runners/config/candidate_facts.py); here each one gets its value (candidate_value.py: a hybrid holds its dense
+model's and BM25's, a chunking/ANN setting its model's, a rerank its first stage's) and its loader: the search
+strategy from runners/search/ around the dense model, which is loaded once per process and shares the plain
+run's embedding cache, so no text is encoded twice.
 """
 
 from __future__ import annotations
@@ -15,13 +18,11 @@ from typing import Any
 
 from ...config.benchmark import BenchmarkConfig
 from ...config.candidate_facts import ConfigFacts, SpecFacts, config_facts
-from ...config.model_spec import ModelSpec
 from ...config.experiments import (
     PlannedCandidate,
     base_spec,
     chunk_level_entries,
     chunk_task_name,
-    plan_experiments,
 )
 from ...search.ann import AnnSearch
 from ...search.chunking import chunk_level_collection, token_offsets

@@ -28,7 +28,6 @@ from typing import Any
 from custom_tasks.errors import CollectionError, ConfigError
 from custom_tasks.readers._io import TABLE_EXTENSIONS, as_id, display_path, is_missing, read_lines, read_table
 
-from ...config.model_spec import ModelSpec
 from ...config.candidate_facts import SpecFacts
 from .candidates import Candidate
 from .candidate_value import model_value
