@@ -3,6 +3,8 @@ a cold run's encode rate, a bi-encoder reranker's document vectors, mteb's prepa
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 from pathlib import Path
 
@@ -96,7 +98,7 @@ def test_run_latency_serves_the_models_the_run_loaded(after_run) -> None:
     bow = next(c for c in candidates_for(cfg) if c.label == "bow")
     assert bow.name in loaded
     calls = []
-    served = type(bow)(**{**bow.__dict__, "load": lambda: calls.append(1)})  # loading again would be a failure
+    served = dataclasses.replace(bow, load=lambda: calls.append(1))  # loading again would be a failure
     (rec,) = measure(cfg, [served], [load_task(str(TINY_YAML))], LatencyOptions(**{**vars(FAST), "loaded": loaded}))
     assert rec["measurable"] and not rec["error"] and calls == []
 
