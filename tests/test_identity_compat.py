@@ -80,4 +80,7 @@ def test_a_results_folder_written_before_is_reused_as_it_is(tmp_path: Path) -> N
     finally:
         path.unlink()
     assert [(r.label, r.status) for r in records] == [(c.label, "skipped") for c in cands]
-    assert not (tmp_path / "cache").exists()  # no model was loaded, nothing encoded
+    # no model was loaded, nothing encoded: the cache holds at most the weights files' hash memo (identities
+    # hash the weights; that memo is written when they are computed), no vectors
+    cached = sorted(p.name for p in (tmp_path / "cache").rglob("*") if p.is_file())
+    assert cached in ([], ["weights-fingerprints.json"]), cached
