@@ -24,6 +24,7 @@ TASK = typer.Option(None, "--task", "-t", help="task name or YAML (default: the 
 METRIC = typer.Option("ndcg_at_10", "--metric", "-m", help="per-query metric, e.g. ndcg_at_10, mrr_at_10")
 SPLIT = typer.Option("test", "--split")
 FORMATS = ("table", "json", "csv")
+FORMAT = typer.Option("table", "--format", help="table|json|csv")
 
 
 def _check_format(fmt: str, allowed: tuple[str, ...] = FORMATS) -> None:
@@ -52,6 +53,15 @@ def _context(config: Optional[Path], task: Optional[str], need_collection: bool 
     return bench, bench.results_path, tcfg.name, load_collection(tcfg.source, tcfg.base_dir, tcfg.name)
 
 
+def _start(fmt: str, config: Optional[Path], task: Optional[str], results: Optional[Path],
+           allowed: tuple[str, ...] = FORMATS, need_collection: bool = False) -> tuple[Any, Path, str, Any]:
+    """What every inspect command does first: offline unless told, its --format checked before anything is read,
+    then its context (see _context)."""
+    offline_default()
+    _check_format(fmt, allowed)
+    return _context(config, task, need_collection=need_collection, results=results)
+
+
 def _csv(columns: list[str], rows: list[list[Any]]) -> None:
     """CSV for people (formula-like cells neutralised: runners/results/spreadsheet.py) on stdout."""
     from ..results.spreadsheet import csv_text
@@ -70,17 +80,15 @@ def worst_cmd(
     config: Optional[Path] = CONFIG, results: Optional[Path] = RESULTS, task: Optional[str] = TASK,
     metric: str = METRIC, split: str = SPLIT,
     n: int = typer.Option(10, "-n", help="how many queries"),
-    fmt: str = typer.Option("table", "--format", help="table|json|csv"),
+    fmt: str = FORMAT,
 ) -> None:
     """The worst queries of one model on a metric (lowest first)."""
-    offline_default()
-    _check_format(fmt)
     from ..analysis.stats.candidate_set import config_names
     from ..analysis.diagnose.inspect import model_judged, resolve_model, worst_queries
     from ..analysis.stats.per_query import label_of
     from ..analysis.stats.intervals import metric_label
 
-    bench, results, task_name, collection = _context(config, task, results=results)
+    bench, results, task_name, collection = _start(fmt, config, task, results)
     name = resolve_model(results, task_name, model, config_names(bench))
     rows = worst_queries(results, task_name, name, metric, n, split, collection)
     judged = model_judged(results, task_name, name, collection, split)
@@ -109,16 +117,14 @@ def diff_cmd(
     config: Optional[Path] = CONFIG, results: Optional[Path] = RESULTS, task: Optional[str] = TASK,
     metric: str = METRIC, split: str = SPLIT,
     n: int = typer.Option(20, "-n", help="how many queries to list (0: all)"),
-    fmt: str = typer.Option("table", "--format", help="table|json|csv"),
+    fmt: str = FORMAT,
 ) -> None:
     """Per-query differences B - A: wins, losses, ties, largest swings first."""
-    offline_default()
-    _check_format(fmt)
     from ..analysis.stats.candidate_set import config_names
     from ..analysis.diagnose.inspect import diff_queries, resolve_model
     from ..analysis.stats.intervals import metric_label
 
-    bench, results, task_name, collection = _context(config, task, results=results)
+    bench, results, task_name, collection = _start(fmt, config, task, results)
     ours = config_names(bench)
     rep = diff_queries(results, task_name, resolve_model(results, task_name, a, ours),
                        resolve_model(results, task_name, b, ours), metric, split, collection)
@@ -157,13 +163,11 @@ def query_cmd(
     fmt: str = typer.Option("table", "--format", help="table|json"),
 ) -> None:
     """One query: its text, labelled documents, and each candidate's top-k with grades (text shown, never stored)."""
-    offline_default()
-    _check_format(fmt, ("table", "json"))
     from ..analysis.stats.candidate_set import config_names
     from ..analysis.diagnose.inspect import query_view, resolve_model
     from ..analysis.stats.per_query import result_models
 
-    bench, results, task_name, collection = _context(config, task, need_collection=True, results=results)
+    bench, results, task_name, collection = _start(fmt, config, task, results, ("table", "json"), need_collection=True)
     ours = config_names(bench)
     if models:
         names = [resolve_model(results, task_name, m.strip(), ours) for m in models.split(",") if m.strip()]
