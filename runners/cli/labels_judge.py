@@ -43,11 +43,11 @@ def judge_cmd(
     offline_default()
     if fmt not in ("text", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (text|json)", param_hint="--format")
-    from custom_tasks.errors import ConfigError
     from custom_tasks.readers._io import display_path
 
     from ..analysis.stats.per_query import task_config_collection
     from ..config.task_lookup import pick_task, task_config_for
+    from ..labels.judge.judge_client import configured
     from ..labels.judge.judge_run import judge_pairs, judged_pairs_for
     from ..labels.notes.generator_guard import judge_warnings
     from ..labels.pool.pool import build_pool, read_pool_rows
@@ -55,9 +55,7 @@ def judge_cmd(
 
     cfg = load_config(config)
     config = cfg.path
-    if cfg.judge is None:
-        raise ConfigError(config, "no `judge:` in this config: nothing is sent to any model unless a config names "
-                                  "one, e.g. judge: {endpoint: http://127.0.0.1:8080/v1, model: NAME}")
+    configured(cfg.judge, "judge", config)
     task_cfg = task_config_for(pick_task(cfg, task), cfg)
     collection = task_config_collection(task_cfg)  # human grades only: the pool is what no human graded
     names = config_models(cfg, models)

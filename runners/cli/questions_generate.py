@@ -32,17 +32,15 @@ def generate_cmd(
     offline_default()
     if fmt not in ("text", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (text|json)", param_hint="--format")
-    from custom_tasks.errors import ConfigError
     from custom_tasks.readers._io import display_path
 
     from ..config.task_lookup import pick_task, task_config_for
+    from ..labels.judge.judge_client import configured
     from ..labels.questions.generate import check_guard, generate_questions
     from .common import print_json
 
     cfg = load_config(config)
-    if cfg.generator is None:
-        raise ConfigError(cfg.path, "no `generator:` in this config: nothing is sent to any model unless a config "
-                                    "names one, e.g. generator: {endpoint: http://127.0.0.1:8080/v1, model: NAME}")
+    configured(cfg.generator, "generator", cfg.path)
     check_guard(cfg, allow_same_family)  # refused before anything is encoded or sent
     task_cfg = task_config_for(pick_task(cfg, task), cfg)
     quiet = fmt == "json"

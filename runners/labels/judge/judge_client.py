@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from custom_tasks.errors import ConfigError
 
@@ -46,6 +46,18 @@ REFUSED_CHARS = 300
 #: failure kinds of an answer that came back but was not a chat-completions answer, or not in the format
 NOT_CHAT_JSON = ("not json", "no content")
 MALFORMED = "malformed"
+
+
+_Opts = TypeVar("_Opts")
+
+
+def configured(opts: _Opts | None, section: str, config: Any) -> _Opts:
+    """The config's ``section`` (`judge:`, `generator:`), or one line (exit 2) when it names none: nothing is sent to
+    any model unless a config names one. Said the same way by the judge, the writer and their commands."""
+    if opts is None:
+        raise ConfigError(config, f"no `{section}:` in this config: nothing is sent to any model unless a config "
+                                  f"names one, e.g. {section}: {{endpoint: http://127.0.0.1:8080/v1, model: NAME}}")
+    return opts
 
 
 @dataclass

@@ -23,7 +23,7 @@ from custom_tasks.llm_labels import judged_document_text, llm_labels_path, read_
 from ...config.benchmark import BenchmarkConfig
 from ...config.judge_prompt import judge_identity, load_template, render, task_grades
 from ...results.store import atomic_write_bytes
-from .judge_client import ChatJudge, Outcome
+from .judge_client import ChatJudge, Outcome, configured
 
 #: the grades file is rewritten (atomically) after this many new judgments, so an interruption loses little
 _SAVE_EVERY = 100
@@ -69,10 +69,7 @@ def judge_pairs(pairs: Sequence[tuple[str, str, str]], collection: Collection, b
 
     ``keep_refused``: keep the first N answers that brought no grade in ``report.refused``, and in ``refused`` (a
     list the caller passes) even when the command stops on a broken endpoint, so the user can see what it said."""
-    opts = bench.judge
-    if opts is None:
-        raise ConfigError(bench.path, "no `judge:` in this config: nothing is sent to any model unless a config names "
-                                      "one, e.g. judge: {endpoint: http://127.0.0.1:8080/v1, model: NAME}")
+    opts = configured(bench.judge, "judge", bench.path)
     if task_cfg.path is None:
         raise ConfigError(collection.name, "the task has no YAML file to keep its LLM grades next to")
     template = load_template(opts.prompt, bench.base_dir, bench.path)

@@ -139,12 +139,10 @@ def generate_questions(cfg: BenchmarkConfig, task_cfg: Any, n: int, seed: int = 
     """
     from custom_tasks.sources import load_collection
 
+    from ..judge.judge_client import configured
     from ..judge.writer_client import ChatWriter
 
-    opts = cfg.generator
-    if opts is None:
-        raise ConfigError(cfg.path, "no `generator:` in this config: nothing is sent to any model unless a config "
-                                    "names one, e.g. generator: {endpoint: http://127.0.0.1:8080/v1, model: NAME}")
+    opts = configured(cfg.generator, "generator", cfg.path)
     if task_cfg.path is None:
         raise ConfigError(task_cfg.name, "the task has no YAML file to add questions to")
     found = check_guard(cfg, allow_same_family)
