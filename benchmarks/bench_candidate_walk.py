@@ -9,8 +9,9 @@ import runs depends on what was imported before). From the ordered list of those
 * a **stay** is a maximal run of consecutive calls in one file; **places** are the distinct files;
   **entries per file** is how many stays a file has;
 * a **room** is the folder a file is in (runners/execution/candidates, runners/results, custom_tasks/readers...),
-  ranked in the layer order of docs/layout.md (custom_tasks < config < results < search < retrievers <
-  execution's remote < backends < encoding < cache < candidates < distributed < the runner < measure);
+  ranked in the import order that tests/test_layout.py enforces (custom_tasks < results < search < config <
+  retrievers < execution's remote < backends < encoding < cache < candidates < distributed < the runner <
+  measure: search imports results and never config, config imports search and never results);
 * a **climb back up** is a move from a stay in room A to a stay in room B where B was visited before and B
   is higher in the layer order than A: the walk had left B for lower rooms and comes back up into it
   (a call returning is not a move; the next call made from B is). Each room visited once in order has none.
@@ -36,8 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-#: rooms, lowest first (docs/layout.md); a folder not listed ranks by its nearest listed parent
-ORDER = ["custom_tasks", "runners/config", "runners/results", "runners/search", "runners/retrievers",
+#: rooms, lowest first (the import directions of tests/test_layout.py FORBIDDEN and ROOMS); a folder not listed ranks by its nearest listed parent
+ORDER = ["custom_tasks", "runners/results", "runners/search", "runners/config", "runners/retrievers",
          "runners/execution/remote", "runners/execution/backends", "runners/execution/encoding",
          "runners/execution/cache", "runners/execution/candidates", "runners/execution/distributed",
          "runners/execution", "runners/execution/measure", "runners/analysis", "runners/cli"]

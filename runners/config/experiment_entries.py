@@ -6,6 +6,7 @@ without knowing the benchmark config (benchmark.py calls ``experiment_problems``
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
@@ -56,6 +57,11 @@ class HybridEntry(_Entry):
     @property
     def values(self) -> list[float]:
         return list(self.k) if self.fusion == "rrf" else list(self.alpha)
+
+    def tag(self, value: float) -> str:
+        """'rrf60' / 'w0.5' (and '-d<depth>'): what labels and result-folder names call one swept value."""
+        fused = f"rrf{int(value)}" if self.fusion == "rrf" else f"w{value:g}"
+        return fused + (f"-d{self.depth}" if self.depth else "")
 
 
 class ChunkEntry(_Entry):
@@ -148,9 +154,29 @@ def entry_base(entry: HybridEntry | ChunkEntry | AnnEntry | RerankEntry) -> str:
     return entry.dense if isinstance(entry, HybridEntry) else entry.model
 
 
+#: raw entries (canonical JSON) -> their validated entries: a config's experiments are validated once per
+#: process (when its file is read, with line numbers), then planned from what that validation made
+_VALIDATED: dict[str, list[Any]] = {}
+
+
+def _raw_key(entries: list[Any]) -> str:
+    return json.dumps(entries, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def validated_entries(entries: list[Any]) -> tuple[list[Any], list[Problem]]:
+    """The entries validated (once per process for the same raw entries) and their problems (none: all valid)."""
+    key = _raw_key(entries)
+    if key in _VALIDATED:
+        return _VALIDATED[key], []
+    found = experiment_problems(entries)
+    return (_VALIDATED.get(key, []), found)
+
+
 def experiment_problems(entries: list[Any], node: Any = None) -> list[Problem]:
-    """(line, problem) per problem of every entry; ``node``: the benchmark file's composed YAML."""
+    """(line, problem) per problem of every entry; ``node``: the benchmark file's composed YAML. Entries without
+    a problem are kept (validated_entries), so planning them does not validate them again."""
     out: list[Problem] = []
+    valid: list[Any] = []
     for i, raw in enumerate(entries):
         where, at = f"experiments[{i}]", ["experiments", i]
         if not isinstance(raw, dict) or raw.get("type") not in TYPES:
@@ -164,10 +190,15 @@ def experiment_problems(entries: list[Any], node: Any = None) -> list[Problem]:
         except ValidationError as e:
             out += problems(e, Experiment, node, at, skip=1, where=f"{where} ({raw['type']}): ")
             continue
+        valid.append(entry)
         if entry_base(entry) in BM25_ALIASES and not isinstance(entry, RerankEntry):  # rerank: any first stage
             out.append((line_at(node, at), f"{where} ({raw['type']}): the base model must be a dense model, not BM25"))
         elif name_problem(entry_base(entry), slashes=True):  # it names the experiment's results folder
             key = "dense" if isinstance(entry, HybridEntry) else "first" if isinstance(entry, RerankEntry) else "model"
             out.append((line_at(node, [*at, key]), f"{where} ({raw['type']}): {key} {ascii(entry_base(entry))[:80]} "
                                                    f"cannot name a folder: {name_problem(entry_base(entry), True)}"))
+    if not out:
+        if len(_VALIDATED) > 64:  # a long-lived process reading many configs
+            _VALIDATED.clear()
+        _VALIDATED[_raw_key(entries)] = valid
     return out

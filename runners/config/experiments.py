@@ -32,10 +32,9 @@ from custom_tasks.config_problems import raise_problems
 from custom_tasks.errors import ConfigError
 
 from ..search.chunking import Chunker
-from ..search.params import fusion_tag
 from .benchmark import BenchmarkConfig
-from .experiment_entries import TYPES, AnnEntry, ChunkEntry, GrowthEntry, HybridEntry, _ADAPTER, entry_base
-from .experiment_entries import experiment_problems
+from .experiment_entries import TYPES, AnnEntry, ChunkEntry, GrowthEntry, HybridEntry, entry_base
+from .experiment_entries import validated_entries
 from .model_spec import ModelSpec, with_backend
 from .planned import PREFIX, PlannedCandidate  # PlannedCandidate, TYPES, entry_base: callers import them from here
 from .rerank import RerankEntry, plan_rerank
@@ -52,8 +51,10 @@ def distractors_path(cfg: BenchmarkConfig, entry: GrowthEntry) -> Path | None:
 def parse_experiments(cfg: BenchmarkConfig) -> list[HybridEntry | ChunkEntry | AnnEntry | GrowthEntry | RerankEntry]:
     """Validate every `experiments:` entry; bad ones are one ConfigError naming each position (a config read
     from a file was checked when read, with line numbers: BenchmarkConfig.from_file)."""
-    raise_problems(cfg.path, experiment_problems(cfg.experiments))
-    return [_ADAPTER.validate_python(raw) for raw in cfg.experiments]
+    entries, found = validated_entries(cfg.experiments)
+    if found:
+        raise_problems(cfg.path, found)
+    return list(entries)
 
 
 def base_spec(cfg: BenchmarkConfig, name: str) -> ModelSpec:
@@ -75,7 +76,7 @@ def plan_entry(entry: HybridEntry | ChunkEntry | AnnEntry, base: ModelSpec) -> l
 
     if isinstance(entry, HybridEntry):
         for v in entry.values:
-            tag = fusion_tag(entry.fusion, v) + (f"-d{entry.depth}" if entry.depth else "")
+            tag = entry.tag(v)
             add(f"+bm25-{tag}", f"+bm25 {tag}", (entry.fusion, v, entry.depth),
                 {"fusion": entry.fusion, "value": v, "depth": entry.depth})
     elif isinstance(entry, ChunkEntry) and entry.score == "document":

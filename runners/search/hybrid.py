@@ -23,7 +23,7 @@ from mteb.models.hybrid_wrappers import HybridSearch, fuse_relative_score_fusion
 from mteb.models.search_wrappers import SearchEncoderWrapper
 
 from .counts import CountsFromInner
-from .params import Fusion, fusion_tag
+from .params import Fusion
 
 
 def rrf(score_lists: Sequence[Mapping[str, float]], k: int = 60) -> dict[str, float]:
@@ -67,7 +67,6 @@ class HybridRetriever(CountsFromInner, HybridSearch):
         dense_search = dense_search if dense_search is not None else SearchEncoderWrapper(dense)
         super().__init__([dense_search, bm25], weights=weights,
                          sub_model_top_k=depth, fusion_strategy=strategy)
-        self.fusion_name = fusion_tag(fusion, value)
         self.mteb_model_meta = meta
 
     def fuse(self, query_scores_list: Sequence[Mapping[str, float]]) -> Mapping[str, float]:

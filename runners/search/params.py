@@ -10,11 +10,6 @@ LARGE_CORPUS_DOCS = 200_000  # default `encode.large_corpus_docs`: from this man
 Fusion = Literal["rrf", "weighted"]
 
 
-def fusion_tag(fusion: Fusion, value: float) -> str:
-    """'rrf60' / 'w0.5': used in labels and result-folder names."""
-    return f"rrf{int(value)}" if fusion == "rrf" else f"w{value:g}"
-
-
 @dataclass(frozen=True)
 class IndexParams:
     kind: IndexKind
