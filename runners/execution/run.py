@@ -27,11 +27,9 @@ from ..results.store import (
     atomic_write_json,
     env_faults,
     environment_fault,
-    existing_dataset_revision,
     file_digest,
     identity_path,
     model_dir_name,
-    read_identity,
     read_json,
     run_dir,
     save_candidate,
@@ -44,7 +42,7 @@ from .encoding.models import registry_facts
 from .candidates.run_identity import run_identities, run_identity
 from .cache.embedding_cache import wrap_cache
 from .candidates.experiment_candidates import build_candidates, chunk_level_runs
-from ..results.fingerprints import changed_parts
+from ..results.stored_runs import RunAt, run_files, stored_states, why_stale
 from ..results.migrate import migrate_search_variants
 from ..results.variants import experiment_meta, migrate_variant_results, variant_of
 from .cache.large_corpus import search_model_for
@@ -80,30 +78,14 @@ def failure_reason(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
 
 
-def _run_files(results_dir: Path, cand: Candidate, task: Any) -> dict[str, Path]:
-    """The files a complete run consists of, by the name identity.json records their digests under."""
-    name = task.metadata.name
-    folder = run_dir(results_dir, cand.name, cand.revision, name, task_revision(task))
-    files = {"task_result": task_result_path(results_dir, cand.name, cand.revision, name, legacy=False)}
-    for split in task.eval_splits:
-        files[f"per_query_{split}.json"] = folder / f"per_query_{split}.json"
-        files[f"rankings_{split}.json.gz"] = folder / f"rankings_{split}.json.gz"
-    return files
+def run_at(cand: Candidate, task: Any) -> RunAt:
+    """Where (candidate, task) is stored: its name and revision, the task's name, data revision and splits."""
+    return RunAt(cand.name, cand.revision, task.metadata.name, task_revision(task), tuple(task.eval_splits))
 
 
 def why_not_complete(results_dir: Path, cand: Candidate, task: Any, identity: dict[str, Any]) -> str:
     """'' when the stored result has this identity and intact files, else what differs (one phrase)."""
-    ds_rev = task_revision(task)
-    if existing_dataset_revision(task_result_path(results_dir, cand.name, cand.revision, task.metadata.name)) != ds_rev:
-        return "no result for this data revision"
-    stored = read_identity(run_dir(results_dir, cand.name, cand.revision, task.metadata.name, ds_rev))
-    if stored is None or stored.get("fingerprint") != identity["fingerprint"]:
-        return "changed: " + ", ".join(changed_parts(stored, identity))
-    digests = stored.get("files") or {}
-    for key, path in _run_files(results_dir, cand, task).items():
-        if not digests.get(key) or file_digest(path) != digests[key]:
-            return f"{path.name} is missing or not the one its identity.json vouches for"
-    return ""
+    return why_stale(Path(results_dir), run_at(cand, task), identity)
 
 
 def is_complete(results_dir: Path, cand: Candidate, task: Any, identity: dict[str, Any] | None = None,
@@ -157,7 +139,7 @@ def _publish(cand: Candidate, task: Any, results_dir: Path, stage: Path, identit
     if not produced.exists():
         raise RuntimeError(f"mteb wrote no result for {cand.name} on {name} (expected {produced})")
     folder = run_dir(results_dir, cand.name, cand.revision, name, ds_rev)
-    files = _run_files(results_dir, cand, task)
+    files = run_files(results_dir, run_at(cand, task))
     digests = {"task_result": file_digest(produced)}
     analyzer = _bm25_analyzer(cand, task)
     for split in task.eval_splits:
@@ -250,18 +232,24 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
     encode_kwargs = {"batch_size": cfg.encode.batch_size, "show_progress_bar": show_progress}
     records: list[RunRecord] = []
     identities = run_identities(candidates, tasks, cfg.keep_top_k, cache_path)  # [candidate][task]
-    for cand, cand_identities in zip(candidates, identities):
-        model, load_error, on_ray = None, "", {}
+    ats = [[run_at(cand, task) for task in tasks] for cand in candidates]
+    for cand in candidates:
         save_candidate(results_dir, cand.name, {"label": cand.label, "revision": cand.revision, "kind": cand.kind,
                                                 "public_name": cand.public_name, **cand.info})
-        for task, identity in zip(tasks, cand_identities):
+    # which stored runs are current, every pair decided at once (forced: none is)
+    states = ([[("forced", None)] * len(tasks) for _ in candidates] if force
+              else stored_states(results_dir, ats, identities))
+    for cand, cand_identities, cand_states in zip(candidates, identities, states):
+        model, load_error, on_ray = None, "", {}
+        for task, identity, (reason, stored) in zip(tasks, cand_identities, cand_states):
             name = task.metadata.name
             if load_error:  # the model did not load: every remaining task of it fails with the same reason
                 _failed(records, cand, name, 0.0, load_error, on_step)
                 continue
-            reason = "forced" if force else why_not_complete(results_dir, cand, task, identity)
             if not reason:
-                records.append(_skipped(results_dir, cand, task, on_step))
+                records.append(RunRecord(cand.name, cand.label, name, "skipped", 0.0, stored))
+                if on_step:
+                    on_step("skip", cand.label, name, records[-1])
                 continue
             with env_faults(results_dir / SIDE), task_lock(results_dir, cand, task):
                 if not force:  # a concurrent run may have completed it while we waited

@@ -9,7 +9,7 @@ Moved per (name, revision), nothing re-computed:
   model_meta.json naming the base model and the setting;
 * private-mteb's sidecars `private-mteb/runs/private-mteb__<model>-<tag>/<rev>/` -> `.../runs/<org__model@tag>/<rev>/`,
   each file's model name, the identity's candidate name, its fingerprint and the digests rewritten, so the run is
-  complete under its new name (run.py's `why_not_complete`).
+  complete under its new name (stored_runs.py `why_stale`).
 """
 
 from __future__ import annotations
