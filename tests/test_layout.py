@@ -570,3 +570,18 @@ def test_the_name_checker_sees_a_repeat() -> None:
     paths = [REPO / "runners" / "a" / "growth.py", REPO / "runners" / "b" / "growth.py",
              REPO / "runners" / "a" / "__init__.py", REPO / "runners" / "b" / "__init__.py"]
     assert _repeated_file_names(paths) == {"growth.py": ["runners/a/growth.py", "runners/b/growth.py"]}
+
+
+def test_each_room_says_in_two_lines_what_it_owns() -> None:
+    """Issue 37: a room's `__init__.py` opens with a docstring of at most two lines saying what it owns (the layers
+    above them, runners/, execution/, analysis/, labels/, keep their longer maps of the rooms)."""
+    rooms = [REPO / "runners" / name for name in ("config", "results", "search")]
+    for layer in ("execution", "analysis", "labels"):
+        rooms += [p.parent for p in sorted((REPO / "runners" / layer).glob("*/__init__.py"))]
+    assert len(rooms) > 20
+    wordy = {}
+    for room in rooms:
+        doc = ast.get_docstring(ast.parse((room / "__init__.py").read_text()))
+        if not doc or len(doc.splitlines()) > 2:
+            wordy[room.relative_to(REPO).as_posix()] = len(doc.splitlines()) if doc else 0
+    assert not wordy, f"rooms whose __init__.py does not say in one or two lines what they own: {wordy}"

@@ -1,15 +1,5 @@
-"""`private-mteb report`: one self-contained HTML page (or its Markdown twin) from stored results only.
-
-Why a report: the people who decide (the lead choosing a model, the reviewer of a chunking change) want
-one file to open, share and attach, with the ranking's uncertainty, which differences are real, where
-models fail and how the private ranking relates to the public board. Nothing here loads a model:
-runners.execution is never imported, and mteb only when the private-vs-public section is built.
-
-Modules: build_report here and the sections (sections: summary, results, forest plot, per-query, worst queries;
-tasks_section, experiments_section + growth_section, cost_section, public_section, labels_section,
-questions_section, over_time, provenance); what they are made of (blocks, data, numbers, figures, svg, html,
-markdown, text) is the page/ room below.
-"""
+"""`private-mteb report`: one self-contained HTML page (or its Markdown twin) from stored results only; the
+sections live here (one module each), what they are made of in page/; no model is loaded (docs/report.md)."""
 
 from __future__ import annotations
 
