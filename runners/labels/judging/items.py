@@ -12,10 +12,11 @@ import json
 import re
 import unicodedata
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -35,6 +36,7 @@ _BM25S_STOPWORDS = {"deu": "GERMAN", "nld": "DUTCH", "fra": "FRENCH", "spa": "SP
                     "ita": "ITALIAN", "rus": "RUSSIAN", "swe": "SWEDISH", "nob": "NORWEGIAN", "nno": "NORWEGIAN",
                     "nor": "NORWEGIAN", "dan": "DANISH", "tur": "TURKISH"}
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,15 @@ def question_terms(query: str, languages: tuple[str, ...] | list[str] = ("eng-La
     return sorted(found, key=lambda w: (-len(w), w))
 
 
+def json_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """The non-blank lines of a JSONL file (a pool, the added questions) with their line numbers, bytes that are not
+    UTF-8 replaced: a file edited by hand still opens, and the caller names the line that is not what it expects."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            if line.strip():
+                yield n, line
+
+
 def _item(collection: Collection, key: Key) -> Item:
     split, qid, doc_id = key
     doc = collection.corpus[doc_id]
@@ -104,28 +115,25 @@ def items_from_pool(path: Path, cfg: TaskConfig, collection: Collection) -> list
     if not path.is_file():
         raise AnalysisError(f"{where}: pool file not found (make one with `private-mteb labels pool`)")
     out, seen = [], set()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                key = (str(row.get("split") or cfg.splits[0]), str(row["query_id"]), str(row["doc_id"]))
-            except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
-                raise AnalysisError(f"{where}:{n}: not a pool line (JSON with query_id and doc_id)") from None
-            task = row.get("task")
-            if task is not None and task != cfg.name:
-                raise AnalysisError(f"{where}:{n}: a pool for task {str(task)[:60]!r}, not {cfg.name!r}: pass that "
-                                    "task with -t, or pool this one with `labels pool`")
-            if key[2] not in collection.corpus or key[1] not in collection.queries:
-                missing = "document" if key[2] not in collection.corpus else "query"
-                raise AnalysisError(f"{where}:{n}: {missing} id {key[2] if missing == 'document' else key[1]!r} is "
-                                    f"not in task {cfg.name!r}: is this a pool for another task?")
-            if key[0] not in collection.qrels:
-                raise AnalysisError(f"{where}:{n}: split {key[0]!r} is not one of the task's ({collection.splits})")
-            if key not in seen:
-                seen.add(key)
-                out.append(_item(collection, key))
+    for n, line in json_lines(path):
+        try:
+            row = json.loads(line)
+            key = (str(row.get("split") or cfg.splits[0]), str(row["query_id"]), str(row["doc_id"]))
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
+            raise AnalysisError(f"{where}:{n}: not a pool line (JSON with query_id and doc_id)") from None
+        task = row.get("task")
+        if task is not None and task != cfg.name:
+            raise AnalysisError(f"{where}:{n}: a pool for task {str(task)[:60]!r}, not {cfg.name!r}: pass that "
+                                "task with -t, or pool this one with `labels pool`")
+        if key[2] not in collection.corpus or key[1] not in collection.queries:
+            missing = "document" if key[2] not in collection.corpus else "query"
+            raise AnalysisError(f"{where}:{n}: {missing} id {key[2] if missing == 'document' else key[1]!r} is "
+                                f"not in task {cfg.name!r}: is this a pool for another task?")
+        if key[0] not in collection.qrels:
+            raise AnalysisError(f"{where}:{n}: split {key[0]!r} is not one of the task's ({collection.splits})")
+        if key not in seen:
+            seen.add(key)
+            out.append(_item(collection, key))
     if not out:
         raise AnalysisError(f"{where}: the pool is empty: nothing to judge")
     return out
@@ -135,11 +143,17 @@ def items_from_keys(keys: list[Key], collection: Collection) -> list[Item]:
     return [_item(collection, k) for k in keys]
 
 
-def rater_order(items: list[Item], rater: str, seed: int = 0) -> list[Item]:
-    """This rater's seeded random order (stable across restarts; different raters, different orders)."""
-    ordered = sorted(items, key=lambda it: it.key)
+def seeded_order(items: list[_T], rater: str, seed: int, key: Callable[[_T], Any]) -> list[_T]:
+    """``items`` sorted by ``key``, then shuffled by (seed, rater): stable across restarts, another order for each
+    rater. Both modes of the app order their items this way (rater_order, question_items.question_order)."""
+    ordered = sorted(items, key=key)
     perm = np.random.default_rng([int(seed), zlib.crc32(rater.encode())]).permutation(len(ordered))
     return [ordered[i] for i in perm]
+
+
+def rater_order(items: list[Item], rater: str, seed: int = 0) -> list[Item]:
+    """This rater's seeded random order (stable across restarts; different raters, different orders)."""
+    return seeded_order(items, rater, seed, key=lambda it: it.key)
 
 
 def items_for_pool(pool: Path, task: str | None) -> tuple[TaskConfig, Collection, list[Item]]:

@@ -9,12 +9,9 @@ a rater who knows which model wrote a question judges the model, not the questio
 from __future__ import annotations
 
 import json
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from custom_tasks.collection import Collection
 from custom_tasks.config import TaskConfig
@@ -22,6 +19,7 @@ from custom_tasks.readers._io import display_path, resolve
 from custom_tasks.readers.added_questions import is_unverified as tags_unverified
 
 from ...analysis.analysis_errors import AnalysisError
+from .items import json_lines, seeded_order
 
 
 @dataclass(frozen=True)
@@ -57,17 +55,14 @@ def read_added(path: Path) -> list[dict[str, Any]]:
         raise AnalysisError(f"{where}: added-questions file not found (`private-mteb questions generate` or "
                             "`questions sample` write it)")
     rows = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                if not isinstance(row, dict) or "query_id" not in row or not isinstance(row.get("query"), str):
-                    raise ValueError
-            except ValueError:
-                raise AnalysisError(f"{where}:{n}: not a question row (JSON with query_id and query)") from None
-            rows.append(row)
+    for n, line in json_lines(path):
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict) or "query_id" not in row or not isinstance(row.get("query"), str):
+                raise ValueError
+        except ValueError:
+            raise AnalysisError(f"{where}:{n}: not a question row (JSON with query_id and query)") from None
+        rows.append(row)
     return rows
 
 
@@ -108,6 +103,4 @@ def unverified_questions(path: Path, collection: Collection) -> tuple[list[Quest
 
 def question_order(items: list[QuestionItem], rater: str, seed: int = 0) -> list[QuestionItem]:
     """This rater's seeded order (stable across restarts; two raters at once start on different questions)."""
-    ordered = sorted(items, key=lambda it: it.query_id)
-    perm = np.random.default_rng([int(seed), zlib.crc32(rater.encode())]).permutation(len(ordered))
-    return [ordered[i] for i in perm]
+    return seeded_order(items, rater, seed, key=lambda it: it.query_id)
