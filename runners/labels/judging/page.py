@@ -4,6 +4,9 @@ Every text of the collection reaches the page as JSON and is put on screen with 
 the question's words are built as elements around text nodes), never as HTML; so a document holding
 ``<script>`` or ``<img onerror=...>`` shows those characters and runs nothing. The grade definitions are
 escaped into the page on the server. The page moves on only after the server has acknowledged a grade.
+
+The frame of the page (head, style, the shared script, header; ``page_shell``) is the question mode's too
+(question_page.py): one place keeps both screens' nonce-only style and script and their escaping the same.
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ function marked(el, text, terms) {
   });
 }
 """
+
+
 
 SCRIPT = COMMON_SCRIPT + r"""
 let state = null, cur = 0, busy = false, saved = 0, curKey = null;
@@ -142,29 +147,43 @@ document.addEventListener('click', (ev) => {
 """
 
 
-def page_html(nonce: str, title: str, rater: str, grades: dict[int, str]) -> str:
-    """The page; `grades` highest first, each with its key."""
+def grade_buttons(grades: dict[int, str]) -> str:
+    """One button per grade, highest first, its key shown; the meanings are escaped."""
     e = html.escape
-    buttons = "".join(f'<button data-action="grade" data-grade="{int(g)}"><kbd>{int(g)}</kbd> {e(meaning)}</button>'
-                      for g, meaning in sorted(grades.items(), reverse=True))
+    return "".join(f'<button data-action="grade" data-grade="{int(g)}"><kbd>{int(g)}</kbd> {e(meaning)}</button>'
+                   for g, meaning in sorted(grades.items(), reverse=True))
+
+
+def page_shell(nonce: str, head_title: str, title: str, rater: str, style: str, main: str, script: str,
+               body_attrs: str = "") -> str:
+    """The page around a screen's ``main`` (its markup, built by the caller with names escaped): head, header with
+    the task, the rater and the progress bar, ``style`` and ``script`` under ``nonce``. ``head_title``, ``title``
+    and ``rater`` are escaped here; ``body_attrs`` is the caller's fixed attribute text (no data)."""
+    e = html.escape
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>judging {e(title)} as {e(rater)}</title>
-<style nonce="{nonce}">{STYLE}</style></head>
-<body><header><strong>{e(title)}</strong><span>rater {e(rater)}</span>
+<meta name="referrer" content="no-referrer"><title>{e(head_title)}</title>
+<style nonce="{nonce}">{style}</style></head>
+<body{body_attrs}><header><strong>{e(title)}</strong><span>rater {e(rater)}</span>
 <progress id="bar" value="0" max="1"></progress><span id="where"></span></header>
-<main><section class="card" id="item"><div class="label" id="num"></div>
+{main}
+<script nonce="{nonce}">{script}</script></body></html>"""
+
+
+def page_html(nonce: str, title: str, rater: str, grades: dict[int, str]) -> str:
+    """The page; `grades` highest first, each with its key."""
+    main = f"""<main><section class="card" id="item"><div class="label" id="num"></div>
 <div class="label">question</div><p id="query"></p>
 <div class="label">document</div><h2 id="title"></h2><div id="text"></div></section>
 <section class="card" id="done"><h2>All items judged</h2><p>Every item of your share has a judgment. Use
 <kbd>←</kbd> to revisit one, or close this tab: everything is saved.</p></section>
 <aside class="card"><div class="label">how relevant is the document to the question?</div>
-<div id="grades">{buttons}</div><div id="actions">
+<div id="grades">{grade_buttons(grades)}</div><div id="actions">
 <button data-action="skip"><kbd>s</kbd> skip</button><button data-action="unsure"><kbd>u</kbd> unsure</button>
 <button data-action="prev"><kbd>←</kbd> previous</button><button data-action="next"><kbd>→</kbd> next</button>
 </div><div id="status" role="status" aria-live="polite"></div>
 <p class="label">each judgment is on disk before the next item shows</p>
 <details id="verdicts" hidden><summary class="label">verdicts: settled or open</summary>
 <p>whatever the pairs nobody graded yet turn out to be (no item shows which candidate found it)</p>
-<ul id="pairs"></ul></details></aside></main>
-<script nonce="{nonce}">{SCRIPT}</script></body></html>"""
+<ul id="pairs"></ul></details></aside></main>"""
+    return page_shell(nonce, f"judging {title} as {rater}", title, rater, STYLE, main, SCRIPT)

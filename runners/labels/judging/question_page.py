@@ -1,16 +1,14 @@
 """The question mode's screen: a generated question, its source passage, accept / edit / reject and the grade.
 
-Built like the grades page (page.py, whose style and shared script it reuses): every text reaches the page as JSON
-and goes on screen with ``textContent`` (the edit field's ``value``), never as HTML, under the same nonce-only
-Content Security Policy; the screen moves on only once the server has acknowledged the review. While the edit
-field is open, keys type into it (Enter saves, Escape cancels) and do not act as commands.
+Built like the grades page, in its frame (page.py page_shell: head, style, shared script): every text
+reaches the page as JSON and goes on screen with ``textContent`` (the edit field's ``value``), never as HTML, under
+the same nonce-only Content Security Policy; the screen moves on only once the server has acknowledged the review.
+While the edit field is open, keys type into it (Enter saves, Escape cancels) and do not act as commands.
 """
 
 from __future__ import annotations
 
-import html
-
-from .page import COMMON_SCRIPT, STYLE
+from .page import COMMON_SCRIPT, STYLE, grade_buttons, page_shell
 
 QUESTION_STYLE = """
 #edit{display:none;width:100%;box-sizing:border-box;font:inherit;font-size:1.1rem;padding:.4rem;margin:.3rem 0}
@@ -123,16 +121,7 @@ document.addEventListener('click', (ev) => {
 
 def question_page_html(nonce: str, title: str, rater: str, grades: dict[int, str]) -> str:
     """The question mode's page; `grades` highest first, each with its key."""
-    e = html.escape
-    buttons = "".join(f'<button data-action="grade" data-grade="{int(g)}"><kbd>{int(g)}</kbd> {e(meaning)}</button>'
-                      for g, meaning in sorted(grades.items(), reverse=True))
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>verifying questions of {e(title)} as {e(rater)}</title>
-<style nonce="{nonce}">{STYLE}{QUESTION_STYLE}</style></head>
-<body data-mode="questions" data-editing="0"><header><strong>{e(title)}</strong><span>rater {e(rater)}</span>
-<progress id="bar" value="0" max="1"></progress><span id="where"></span></header>
-<main><section class="card" id="item"><div class="label" id="num"></div>
+    main = f"""<main><section class="card" id="item"><div class="label" id="num"></div>
 <div class="label">generated question</div><p id="query"></p><p id="edited"></p>
 <textarea id="edit" rows="2" maxlength="2000" aria-label="the question, edited"></textarea>
 <div class="label">its source passage</div><p id="nosource">no source passage recorded: accept, edit or reject
@@ -140,11 +129,12 @@ the question alone</p><h2 id="title"></h2><div id="text"></div></section>
 <section class="card" id="done"><h2>All questions reviewed</h2><p>Every generated question has a review. Use
 <kbd>←</kbd> to revisit one, or close this tab: everything is saved.</p></section>
 <aside class="card"><div class="label">1. how relevant is the passage to the question?</div>
-<div id="grades">{buttons}</div><div class="label">2. the question</div><div id="actions">
+<div id="grades">{grade_buttons(grades)}</div><div class="label">2. the question</div><div id="actions">
 <button data-action="accept"><kbd>a</kbd> accept: a real user could ask it</button>
 <button data-action="edit"><kbd>e</kbd> edit, then <kbd>Enter</kbd></button>
 <button data-action="reject"><kbd>r</kbd> reject: drop it</button>
 <button data-action="prev"><kbd>←</kbd> previous</button><button data-action="next"><kbd>→</kbd> next</button>
 </div><div id="status" role="status" aria-live="polite"></div>
-<p class="label">each review is on disk before the next question shows</p></aside></main>
-<script nonce="{nonce}">{QUESTION_SCRIPT}</script></body></html>"""
+<p class="label">each review is on disk before the next question shows</p></aside></main>"""
+    return page_shell(nonce, f"verifying questions of {title} as {rater}", title, rater, STYLE + QUESTION_STYLE,
+                      main, QUESTION_SCRIPT, body_attrs=' data-mode="questions" data-editing="0"')
