@@ -1,6 +1,6 @@
 """Benchmark (issue 38): `questions sample` on a large query log, in bounded memory, against just reading it.
 
-The issue's generated log is written (tests/query_log_fixture.py, fixed seed): ``--rows`` rows over ``--distinct``
+The issue's generated log is written (scripts/query_log_generator.py, fixed seed): ``--rows`` rows over ``--distinct``
 queries (default 1,000,000 over 200,000) about the demo knowledge base's topics with Zipf-like frequencies and a
 count column, exact and near duplicates, planted personal data of every kind, timestamps, user and session ids
 (never read). Then, each in a fresh process whose peak resident memory (ru_maxrss: the model and
@@ -55,8 +55,8 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "peak_mb": resource.getru
 
 
 def make_log(path: Path, rows: int, distinct: int, seed: int = 38) -> dict[str, int]:
-    """The issue's generated log (tests/query_log_fixture.py), streamed to CSV; returns what was planted."""
-    from tests.query_log_fixture import make_query_log
+    """The issue's generated log (scripts/query_log_generator.py), streamed to CSV; returns what was planted."""
+    from scripts.query_log_generator import make_query_log
 
     log = make_query_log(n_rows=rows, n_distinct=distinct, seed=seed)
     log.write(path)

@@ -32,7 +32,7 @@ case "$SCENARIO" in
     stored_demo
     "${SAMPLE[@]}" >/dev/null 2>&1
     private-mteb run -c configs/benchmarks/demo.yaml >/dev/null 2>&1   # ranks the sampled questions, unscored
-    mkdir -p scripts tests && cp "$REPO/scripts/questions_demo_rater.py" scripts/ && cp "$REPO"/tests/query_log_*.py tests/
+    mkdir -p scripts && cp "$REPO/scripts/questions_demo_rater.py" "$REPO"/scripts/query_log_*.py scripts/
     show private-mteb labels pool -c configs/benchmarks/demo.yaml -t NorthwindKBRetrieval --depth 3 -o pool.csv
     show python scripts/questions_demo_rater.py pool.csv --added configs/tasks/northwind-kb.added_questions.jsonl \
       -o graded.csv

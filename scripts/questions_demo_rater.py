@@ -3,7 +3,7 @@
 
 A person grades the pool (`labels pool` writes it; a grades column to fill, or the judging app); the walk has no
 person, so this script fills the pool's grades for the sampled questions as someone who knows the Northwind
-knowledge base would: the log generator (tests/query_log_fixture.py) wrote every clean search around one topic
+knowledge base would: the log generator (scripts/query_log_generator.py) wrote every clean search around one topic
 phrase, and `ANSWERS` names the document each phrase asks about. A pooled pair of a sampled question gets 2 when its
 document is that one, else 0; a question holding no phrase (a planted one, say) is left ungraded and stays awaiting
 judgment; the pool's other pairs (the task's own questions) are left empty, i.e. skipped by `labels import`.
@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.query_log_fixture import ANSWERS  # noqa: E402
+from scripts.query_log_generator import ANSWERS  # noqa: E402
 
 
 

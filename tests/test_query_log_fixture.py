@@ -1,4 +1,4 @@
-"""The generated query log (tests/query_log_fixture.py) is what issue 38's tests need, and the redactor clears it:
+"""The generated query log (scripts/query_log_generator.py) is what issue 38's tests need, and the redactor clears it:
 every planted personal value gone from every format, counted as its kind, no look-alike or clean query touched."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from runners.labels.questions.redact import KINDS, Redactor
-from tests.query_log_fixture import COLUMNS, TOPICS, make_query_log
+from scripts.query_log_generator import COLUMNS, TOPICS, make_query_log
 
 FORMATS = ("csv", "tsv", "jsonl", "parquet")
 
@@ -138,7 +138,7 @@ def test_the_demo_query_log_is_the_generators_output(tmp_path: Path) -> None:
 def test_every_topic_phrase_names_a_demo_document_of_its_topic() -> None:
     import json
 
-    from tests.query_log_fixture import ANSWERS
+    from scripts.query_log_generator import ANSWERS
 
     corpus = Path(__file__).resolve().parents[1] / "data" / "demo_kb" / "corpus.jsonl"
     ids = {json.loads(line)["_id"] for line in corpus.read_text(encoding="utf-8").splitlines() if line}

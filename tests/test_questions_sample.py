@@ -300,11 +300,11 @@ def test_bulk_near_pairs_are_the_lints_pairs() -> None:
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_generated_log_leaves_no_planted_value_and_merges_duplicates(tmp_path: Path, suffix: str) -> None:
-    """The issue's generated log (tests/query_log_fixture.py): every planted personal value redacted in the written
+    """The issue's generated log (scripts/query_log_generator.py): every planted personal value redacted in the written
     file and the output, the clean look-alikes kept verbatim, no user or session id anywhere, exact variants and
     near-duplicates (at the printed threshold) folded into one question."""
     from runners.labels.lint.lint_text import char_shingles, jaccard, words
-    from tests.query_log_fixture import make_query_log
+    from scripts.query_log_generator import make_query_log
 
     log = make_query_log(n_rows=3000, seed=0)
     path = log.write(tmp_path / f"log{suffix}")

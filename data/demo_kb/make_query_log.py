@@ -4,7 +4,7 @@ What an internal wiki's search box records: 4,000 searches over the Northwind to
 exact and near duplicates, a count, a timestamp, user and session ids, and, as real logs do, personal data typed
 into the box (e-mail addresses, phone numbers, card numbers, IBANs, national id numbers, IP addresses, links with
 tokens, long numbers, employee ids) next to clean look-alikes (product codes, wrong checksums, version numbers).
-Every value is generated (tests/query_log_fixture.py, seed 0): fictional phone ranges, example.com addresses,
+Every value is generated (scripts/query_log_generator.py, seed 0): fictional phone ranges, example.com addresses,
 documentation IP ranges, test card prefixes, checksummed numbers computed from random digits; no real person's data.
 
 Deterministic (same seed, same bytes). Run from the checkout:
@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1]))  # the checkout: the generator lives with the tests that check it
+sys.path.insert(0, str(HERE.parents[1]))  # the checkout: the generator is scripts/query_log_generator.py
 
-from tests.query_log_fixture import make_query_log  # noqa: E402
+from scripts.query_log_generator import make_query_log  # noqa: E402
 
 ROWS, SEED = 4000, 0
 

@@ -4,7 +4,7 @@ What a search log of an internal wiki looks like, made from a seed so a test kno
 Northwind topics with Zipf-like frequencies (rank r drawn with weight 1/r^s: a few head queries, a long tail), exact
 duplicates (the same text in many rows, and the same text re-cased or re-spaced), near duplicates (a typo, a word
 added or dropped), a count column, timestamps, user and session ids, and planted personal data of every kind the
-redactor knows next to clean look-alikes (tests/query_log_planted.py). `QueryLog.planted` returns what was planted,
+redactor knows next to clean look-alikes (scripts/query_log_planted.py). `QueryLog.planted` returns what was planted,
 so a test asserts that no value survives in any file or output and that no look-alike was touched.
 
 `make_query_log(n_rows, n_distinct, seed)` scales to the benchmark's 1,000,000 rows / 200,000 distinct queries:
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.query_log_planted import CUSTOM_PATTERNS, PlantedQuery, planted_queries
+from scripts.query_log_planted import CUSTOM_PATTERNS, PlantedQuery, planted_queries
 
 #: topic of the demo KB (its document id prefix) -> what people type about it; most popular topic first
 TOPICS: dict[str, list[str]] = {

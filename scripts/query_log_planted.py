@@ -1,4 +1,4 @@
-"""Planted personal data and clean look-alikes for the generated query log (tests/query_log_fixture.py, issue 38).
+"""Planted personal data and clean look-alikes for the generated query log (scripts/query_log_generator.py, issue 38).
 
 Every value is made here from the seed, never copied from anyone: e-mail addresses at example.com/.org (reserved),
 phone numbers in the fictional ranges (US 555-01xx, UK 020 7946 0xxx, Australia 0491 570 xxx), card numbers on
