@@ -409,6 +409,42 @@ def test_cycle_checker_sees_lazy_and_type_checking_imports(tmp_path: Path) -> No
     assert _cycles(module_level) == []  # what the module-level-only check saw
 
 
+#: who may hash local files with results/fingerprints.py `weights_fingerprint` (issue 37): its definition, the one
+#: identity function's `value_weights` (every key of a candidate's files reads that figure) and the export build
+#: cache, which hashes the export's source folder resolved at load time (not a candidate identity part)
+WEIGHTS_HASHERS = {"runners.results.fingerprints", "runners.execution.candidates.run_identity",
+                   "runners.execution.backends.backend_build"}
+
+
+def _weights_hashers(mods: dict[str, Path]) -> set[str]:
+    """Modules whose code names `weights_fingerprint` (defined, imported, called or read as an attribute; prose
+    aside)."""
+    out = set()
+    for name, path in mods.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.FunctionDef) and node.name == "weights_fingerprint"
+                    or isinstance(node, ast.Name) and node.id == "weights_fingerprint"
+                    or isinstance(node, ast.Attribute) and node.attr == "weights_fingerprint"
+                    or isinstance(node, ast.alias) and node.name.split(".")[-1] == "weights_fingerprint"):
+                out.add(name)
+    return out
+
+
+def test_one_place_hashes_a_candidates_files() -> None:
+    """The weights part of an identity is computed once (run_identity.value_weights); a cache folder, a dedupe key,
+    a reranker's cache id or a run file's memo that hashed the files itself could disagree with the identity."""
+    assert _weights_hashers(_modules()) == WEIGHTS_HASHERS
+
+
+def test_weights_hasher_checker_sees_a_module_hashing_itself(tmp_path: Path) -> None:
+    """The checker can fail: an import, a module attribute and a docstring-only mention (not code: allowed)."""
+    (tmp_path / "a.py").write_text("from ...results.fingerprints import weights_fingerprint as wf\n")
+    (tmp_path / "b.py").write_text("from ...results import fingerprints\nx = fingerprints.weights_fingerprint([])\n")
+    (tmp_path / "c.py").write_text('"""Reads `weights_fingerprint` of run_identity."""\n')
+    mods = {f"runners.execution.cache.{n}": tmp_path / f"{n}.py" for n in "abc"}
+    assert _weights_hashers(mods) == {"runners.execution.cache.a", "runners.execution.cache.b"}
+
+
 def test_layer_checker_sees_a_violation(tmp_path: Path) -> None:
     """The checker itself must be able to fail: a function-level execution import from analysis."""
     src = tmp_path / "fake.py"

@@ -266,7 +266,8 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                         raw = cand.load()
                         if keep_loaded is not None:
                             keep_loaded[cand.name] = raw
-                        model = wrap_cache(raw, cand, cfg.cache_path)
+                        # the cache folder names the weights by the identity's figure (computed once, above)
+                        model = wrap_cache(raw, cand, cfg.cache_path, weights=identity["candidate"]["weights"])
                         if cfg.encode.engine == "ray":  # fill the cache on the cluster; mteb then finds hits
                             step = "Ray encode failed: "
                             on_ray = _ray_encode(cfg, model, cand, tasks, progress)

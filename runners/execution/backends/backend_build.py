@@ -79,7 +79,9 @@ def export_root() -> Path:
 def artefact_name(source: Path, backend: str, precision: str, model_kwargs: dict[str, Any] | None = None,
                   label: str = "") -> str:
     """`<label or folder name>-<backend>-<precision>-<hash>`: the hash covers the source files' contents, the settings that
-    change the exported graph and the builders' versions."""
+    change the exported graph and the builders' versions. It is a build cache key of the export's inputs, not a
+    candidate identity part: `source` is the folder resolved at load time (for a hub model, a download that is not in
+    the candidate's weight_paths), so it hashes that folder itself; the run identity records the backend's facts."""
     built_as = "fp32" if (backend, precision) == ("openvino", "bf16") else precision  # bf16 is a runtime hint
     key = canonical_hash({"format": FORMAT, "weights": weights_fingerprint([str(source)]), "backend": backend,
                           "precision": built_as, "model_kwargs": model_kwargs or {},

@@ -4,7 +4,9 @@ mteb's own `CachedEmbeddingWrapper` keeps one cache per task name, so two tasks 
 a re-chunked collection or a changed label file would encode everything again. Here the key is
 (model, revision, prompt, text) — nothing about the task — and storage is append-only, memory-mapped
 shards of float32 arrays written atomically (vector_store.py): a killed run never corrupts the cache.
-A local model's folder also carries the content hash of its files (`weights-<hash>`): retrained weights never reuse old vectors.
+A local model's folder also carries the content hash of its files (`weights-<hash>`): retrained weights never reuse old
+vectors. That hash is the weights part of the candidate's run identity, computed in the candidates room
+(run_identity.py `value_weights`) and handed in by the caller: this room never hashes a candidate's files itself.
 Encoding missing texts happens under a per-folder flock: a concurrent run waits, then finds them stored.
 Missing texts are encoded longest first in chunks of whole batches (the batches sentence-transformers would
 form in one call), so `progress` (progress.py) can report texts done, texts/s and an ETA as they finish.
@@ -23,7 +25,6 @@ import numpy as np
 from ...results.store import env_faults, model_dir_name
 from ...search.scores import similarity
 from ..encoding import encode_rate
-from ...results.fingerprints import weights_fingerprint
 from ..encoding.progress import EncodeProgress, encoding
 from .vector_store import VectorStore, keys_array
 
@@ -248,14 +249,15 @@ def _to_numpy(x: Any) -> np.ndarray:
     return np.asarray(x, dtype=np.float32)
 
 
-def wrap_cache(model: Any, cand: Any, cache_root: Path) -> Any:
-    """The candidate's model behind its embedding cache folder (dense encoders only)."""
+def wrap_cache(model: Any, cand: Any, cache_root: Path, *, weights: str | None) -> Any:
+    """The candidate's model behind its embedding cache folder (dense encoders only). `weights`: the weights part of
+    its run identity (run_identity.py `value_weights`, None when it has no local files), so the folder and the
+    identity name the same files by the same figure."""
     if not cand.cacheable or not hasattr(model, "encode"):
         return model
     folder = Path(cache_root) / model_dir_name(cand.name) / cand.revision
     if cand.cache_variant:
         folder = folder / model_dir_name(cand.cache_variant)
-    weights = weights_fingerprint(getattr(cand, "weight_paths", ()), cache_root)
     if weights:
         folder = folder / f"weights-{weights[:16]}"
     return CachedEncoder(model, EmbeddingStore(folder), variant=cand.cache_variant, label=cand.label)

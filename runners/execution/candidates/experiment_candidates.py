@@ -31,7 +31,7 @@ from .candidate_value import experiment_value
 from .candidates import KIND_MODULES, Candidate, candidate_from_spec, model_candidate, own_kind_candidate
 from ..cache.chunk_blocks import LargeChunkedSearch
 from ..cache.embedding_cache import CachedEncoder, wrap_cache
-from ...results.fingerprints import weights_fingerprint
+from .run_identity import value_weights
 from ...results.variants import variant_of
 from ..cache.large_corpus import LARGE_CORPUS_DOCS, dense_search
 from ..backends.cpu_features import cpu_identities
@@ -47,7 +47,7 @@ _CACHED: dict[tuple[str, ...], Any] = {}
 
 def shared_raw(dense: Candidate) -> Any:
     """The dense model, loaded once per process for all experiments built on it."""
-    key = (dense.name, dense.revision, dense.cache_variant, weights_fingerprint(dense.weight_paths) or "")
+    key = (dense.name, dense.revision, dense.cache_variant, value_weights(dense) or "")
     if key not in _RAW:
         _RAW[key] = dense.load()
     return _RAW[key]
@@ -55,10 +55,10 @@ def shared_raw(dense: Candidate) -> Any:
 
 def shared_encoder(dense: Candidate, cache_path: Path) -> Any:
     """The dense model wrapped in the SAME embedding cache folder as its plain run."""
-    key = (dense.name, dense.revision, dense.cache_variant, str(Path(cache_path).resolve()),
-           weights_fingerprint(dense.weight_paths) or "")
+    weights = value_weights(dense, cache_path)
+    key = (dense.name, dense.revision, dense.cache_variant, str(Path(cache_path).resolve()), weights or "")
     if key not in _CACHED:
-        _CACHED[key] = wrap_cache(shared_raw(dense), dense, cache_path)
+        _CACHED[key] = wrap_cache(shared_raw(dense), dense, cache_path, weights=weights)
     return _CACHED[key]
 
 

@@ -29,10 +29,9 @@ from ...config.experiments import PlannedCandidate
 from ...config.candidate_facts import RerankerFacts
 from ...config.rerank import RerankerSpec
 from ...results.store import find_run, load_rankings, read_identity
-from .candidate_value import CandidateValue, experiment_value
+from .candidate_value import experiment_value
 from .candidates import Candidate
-from .run_identity import run_identity
-from ...results.fingerprints import canonical_hash, weights_fingerprint
+from .run_identity import reranker_cache_id, run_identity, value_weights
 from ..encoding.models import offline_copy
 from .rerank_cache import Pair, PairScoreCache
 
@@ -215,7 +214,8 @@ def cached_documents(scorer: Any, spec: RerankerSpec, cfg: BenchmarkConfig) -> A
     twin = ModelSpec(name=spec.name, path=reranker_path(spec, cfg.base_dir) if spec.path else None,
                      revision=spec.revision, max_seq_length=spec.max_length)
     cand = candidate_from_spec(twin, cfg.encode.device)
-    wrapped = wrap_cache(encoder_wrapper(scorer.model, twin), cand, cfg.cache_path)
+    wrapped = wrap_cache(encoder_wrapper(scorer.model, twin), cand, cfg.cache_path,
+                         weights=value_weights(cand, cfg.cache_path))
     scorer.doc_cache = wrapped if isinstance(wrapped, CachedEncoder) else None
     return scorer
 
@@ -333,14 +333,6 @@ def shared_scorer(cache_id: str, spec: RerankerSpec, cfg: BenchmarkConfig) -> An
     if cache_id not in _SCORERS:
         _SCORERS[cache_id] = rerank_scorer(spec, cfg.base_dir, cfg.encode.device)
     return _SCORERS[cache_id]
-
-
-def reranker_cache_id(value: CandidateValue, memo_dir: Path | None) -> str:
-    """The pair-score cache of a rerank value's reranker: its settings and the content of its files (the value's
-    files beyond its first stage's), so every depth of a sweep, and every first stage, shares one cache."""
-    base = value.part("base")
-    own = value.weight_paths[len(base.weight_paths) if base is not None else 0:]
-    return canonical_hash({**value.settings["reranker"], "weights": weights_fingerprint(own, memo_dir)}, 24)
 
 
 def rerank_candidate(plan: PlannedCandidate, first: Candidate, cfg: BenchmarkConfig, rr: RerankerFacts,

@@ -31,7 +31,7 @@ from custom_tasks.readers._io import TABLE_EXTENSIONS, as_id, display_path, is_m
 from ...config.candidate_facts import SpecFacts
 from .candidates import Candidate
 from .candidate_value import model_value
-from ...results.fingerprints import weights_fingerprint
+from .run_identity import value_weights
 
 QUERY_COLUMNS = ("query_id", "qid", "query-id")
 DOC_COLUMNS = ("doc_id", "docid", "corpus_id", "corpus-id")
@@ -170,7 +170,7 @@ class RunFile:
     def _key(self, task_name: str) -> tuple[str, str]:
         if not self.path.is_file():
             raise ConfigError(display_path(self.path), "run file not found: fix the model's `path:`")
-        return task_name, weights_fingerprint([str(self.path)]) or ""
+        return task_name, value_weights(None, paths=[str(self.path)]) or ""
 
     def for_task(self, task: Any) -> dict[str, dict[str, float]]:
         """The file's rankings, checked against every query and document id of the task."""

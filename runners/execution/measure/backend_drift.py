@@ -25,6 +25,7 @@ from custom_tasks.errors import ConfigError
 from ...config.benchmark import BenchmarkConfig
 from ...config.model_spec import ModelSpec, backend_tag, with_backend
 from ..candidates.candidates import candidate_from_spec
+from ..candidates.run_identity import value_weights
 from ..cache.embedding_cache import wrap_cache
 from ..encoding.models import load_model
 from ..run import run_benchmark
@@ -120,7 +121,7 @@ def cold_run(cfg: BenchmarkConfig, run: VariantRun, task: Any, task_name: str, t
 def _cached_vectors(model: Any, cand: Any, cache: Path, task: Any, queries: list[str], docs: list[str],
                     prompt_type: Any) -> np.ndarray:
     """The run's vectors of `queries` then `docs`, read from its embedding cache (a text it lacks is an error)."""
-    encoder = wrap_cache(model, cand, cache)
+    encoder = wrap_cache(model, cand, cache, weights=value_weights(cand, cache))
     split = task.metadata.eval_splits[0]
 
     def missing(rows: list[int]) -> Any:

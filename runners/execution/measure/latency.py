@@ -40,7 +40,7 @@ from ...results.store import atomic_write_json, read_json, run_dir
 from ..candidates.candidates import Candidate
 from ..cache.embedding_cache import wrap_cache
 from ..encoding.encode_rate import cpu_name
-from ..candidates.run_identity import run_identity
+from ..candidates.run_identity import run_identity, value_weights
 from ..cache.large_corpus import search_model_for
 from .served_inputs import NullSearch, corpus_chunks_held, no_hybrid_bars, prepared_held
 from .serving import DEFAULT_ENCODE_SAMPLE, Serving, index_bytes, parts, serve, static_facts, unserve
@@ -86,7 +86,8 @@ def search_object(cand: Candidate, cfg: BenchmarkConfig, task: Any, loaded: Any 
     from mteb.models.search_wrappers import SearchCrossEncoderWrapper, SearchEncoderWrapper
 
     raw = loaded if loaded is not None else cand.load()
-    model = search_model_for(wrap_cache(raw, cand, cfg.cache_path), task, cfg.encode.large_corpus_docs)
+    cached = wrap_cache(raw, cand, cfg.cache_path, weights=value_weights(cand, cfg.cache_path))
+    model = search_model_for(cached, task, cfg.encode.large_corpus_docs)
     if isinstance(model, EncoderProtocol) and not isinstance(model, SearchProtocol):
         return SearchEncoderWrapper(model)
     if isinstance(model, CrossEncoderProtocol):

@@ -35,9 +35,10 @@ class CacheEmbedder:
         from ...config.model_spec import ModelSpec
         from ...execution.cache.embedding_cache import wrap_cache
         from ...execution.candidates.candidates import candidate_from_spec
+        from ...execution.candidates.run_identity import value_weights
 
         cand = candidate_from_spec(ModelSpec(name=self.model), self.device)
-        return wrap_cache(cand.load(), cand, self.cache_root)
+        return wrap_cache(cand.load(), cand, self.cache_root, weights=value_weights(cand, self.cache_root))
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         from datasets import Dataset
