@@ -199,3 +199,46 @@ def test_every_fingerprint_is_the_same_after_a_process_restart(tmp_path: Path, m
                              cwd=ic.HERE.parent)
         assert out.returncode == 0, out.stderr[-2000:]
         assert json.loads(out.stdout.strip().splitlines()[-1]) == here
+
+
+def test_every_key_of_a_candidates_files_reads_the_identitys_weights_figure(tmp_path: Path, monkeypatch) -> None:
+    """The embedding cache folder, the dedupe of loaded dense models, a reranker's score cache and a run file's memo
+    are keyed by the identity's weights part (run_identity.value_weights); a file rewritten in the same process
+    changes the identity and every key together."""
+    from types import SimpleNamespace
+
+    from runners.execution.cache.embedding_cache import wrap_cache
+    from runners.execution.candidates.run_identity import run_identity, value_weights
+    from runners.execution.run import candidates_for
+    from runners.execution.tasks import load_task
+
+    ic.pinned_machine(monkeypatch)
+    local, run = tmp_path / "local_model", tmp_path / "run.trec"
+    shutil.copytree(LOCAL, local)
+    shutil.copy(RUN, run)
+    path = tmp_path / "bench.yaml"
+    path.write_text(yaml.safe_dump({"name": "keys", "tasks": [str(ic.TINY)], "results_dir": str(tmp_path / "r"),
+                                    "cache_dir": str(tmp_path / "cache"),
+                                    "models": [{"name": "acme/local", "path": str(local), "label": "local"},
+                                               {"name": "acme/run", "kind": "run", "path": str(run), "label": "run"}]}))
+    cfg = BenchmarkConfig.from_file(path)
+    task = load_task(cfg.tasks[0], cfg)
+
+    def figures() -> dict[str, tuple[str | None, str | None]]:
+        out = {}
+        for cand in candidates_for(cfg):
+            weights = run_identity(cand, task, cfg.keep_top_k, cfg.cache_path)["candidate"]["weights"]
+            out[cand.label] = (weights, value_weights(cand, cfg.cache_path))
+        return out
+
+    before = figures()
+    assert all(w is not None and w == key for w, key in before.values()), before
+    local_cand = next(c for c in candidates_for(cfg) if c.label == "local")
+    wrapped = wrap_cache(SimpleNamespace(encode=None), local_cand, cfg.cache_path,
+                         weights=value_weights(local_cand, cfg.cache_path))
+    assert wrapped.store.folder.name == f"weights-{before['local'][0][:16]}"
+    with open(local / "config.json", "a") as f:  # retrained, in the same process
+        f.write(" ")
+    after = figures()
+    assert after["local"][0] != before["local"][0] and after["local"][0] == after["local"][1]
+    assert after["run"] == before["run"]

@@ -86,9 +86,9 @@ def run_identities(cands: list[Any], tasks: list[Any], keep_top_k: int | None,
             if pair is not None and pair not in machine:
                 machine[pair] = backend_identity(*pair)
     weights: dict[tuple[str, ...], str | None] = {}
-    for value, _ in trees:
-        if value.weight_paths not in weights:
-            weights[value.weight_paths] = value_weights(value, memo_dir)
+    for value, _ in trees:  # value_weights' own call, inline (calling back into this room between the results
+        if value.weight_paths not in weights:  # room's calls would be a climb of the walk, tests/test_config_walk.py)
+            weights[value.weight_paths] = weights_fingerprint(tuple(value.weight_paths), memo_dir)
     depths, task_parts = [], []
     for task in tasks:
         depths.append(stored_depth(keep_top_k, task))
