@@ -3,7 +3,9 @@
 tests/fixtures/identity_v1/ was written by main at a30edff, before candidates became values: `identities.json`
 (every kind of candidate of tests/identity_cases.py with its run identity, cache folder variant and rerank score
 cache id) and `results/` (a results folder of BM25, MiniLM, their hybrid and a rerank, run on a copy of the tiny
-task). If any of these differs, an upgrade would re-run stored results or call them stale.
+task). If any of these differs, an upgrade would re-run stored results or call them stale. Two recorded
+identities were corrected since (`corrected` in identities.json): a hybrid on `MiniLM-msl64` and an ANN index on
+`MiniLM-onnx` were built on the plain MiniLM before, so their stored results measured the plain model.
 """
 
 from __future__ import annotations

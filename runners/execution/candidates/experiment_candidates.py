@@ -136,11 +136,12 @@ def experiment_candidates(ctx: ConfigFacts, models: list[Candidate], made: Calla
             offline = known[rr.lookup].offline if rr.lookup in known else None
             out.append(rerank_candidate(plan, first, ctx.cfg, rr, offline))
             continue
-        if base.spec.name not in dense:  # keyed by the model's name, as results stored before were identified
-            dense[base.spec.name] = made(base)
+        entry = base.spec.model_dump_json()  # the whole entry: a variant of a model (`MiniLM@msl64`) is another
+        if entry not in dense:                # dense model than the plain one of the same name
+            dense[entry] = made(base)
         if plan.kind == "hybrid" and not sparse:
             sparse.append(made(ctx.bm25))
-        out.append(candidate_from_plan(plan, dense[base.spec.name], ctx.cache_path, ctx.results_path,
+        out.append(candidate_from_plan(plan, dense[entry], ctx.cache_path, ctx.results_path,
                                        ctx.large_corpus_docs, sparse[0] if plan.kind == "hybrid" else None))
     return out
 
