@@ -84,6 +84,18 @@ class Server:
         self.stop()
 
 
+def step_through(page, steps: list[tuple[str, int | None]]) -> None:
+    """Each (move, index): press the key, or click the button of a `prev`/`next` move, then wait until the page
+    shows that index (None: no wait, the move is expected to do nothing)."""
+    for move, index in steps:
+        if move in ("prev", "next"):
+            page.click(f"button[data-action='{move}']")
+        else:
+            page.keyboard.press(move)
+        if index is not None:
+            page.wait_for_selector(f"body[data-index='{index}']")
+
+
 def lines(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 

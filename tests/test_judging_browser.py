@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from judging_fixture import Server, lines, write_task
+from judging_fixture import Server, lines, step_through, write_task
 from test_report_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401 - the same skips and launch flags
 
 TASK = "TinyKBRetrieval"
@@ -104,6 +104,22 @@ def test_reload_resumes_and_previous_regrades(browser, task):
         page.wait_for_selector("body[data-index='3']")
     got = lines(_file(yaml_path, "ana"))
     assert [r["grade"] for r in got] == [2, 1, 0, 2] and got[2]["doc_id"] == got[3]["doc_id"]
+
+
+def test_the_previous_and_next_buttons_and_keys_move_and_write_nothing(browser, task):
+    """→ / n and ← / p, and the next / previous buttons, move between items (page.py moved/stepped, shared with
+    the question mode); at the first item ← stays; no line is written."""
+    yaml_path, pool = task
+    with Server("-t", str(yaml_path), "--pool", str(pool), "--rater", "ana") as srv:
+        page = _page(browser, srv.url)
+        page.wait_for_selector("body[data-index='0']")
+        # at item 0, ← and the previous button do nothing: the next move that moves lands on 1
+        step_through(page, [("next", 1), ("n", 2), ("ArrowRight", 3), ("prev", 2), ("p", 1), ("ArrowLeft", 0),
+                            ("prev", None), ("p", None), ("next", 1)])
+        assert "data-saved" not in page.evaluate("Object.keys(document.body.dataset).join(' ')")
+        assert not page.errors, page.errors
+    path = _file(yaml_path, "ana")
+    assert not path.exists() or not lines(path)
 
 
 def test_kill_9_right_after_an_acknowledged_grade_loses_nothing(browser, task):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from judging_fixture import GENERATED, Server, lines, write_added, write_task
+from judging_fixture import GENERATED, Server, lines, step_through, write_added, write_task
 from test_report_browser import ARGS, CHROMIUM
 from test_report_browser import pytestmark as _browser_marks
 
@@ -123,6 +123,23 @@ def test_accept_edit_reject_with_the_keyboard_writes_the_reviews(browser, task):
     assert c.queries[shown[1]] == "<b>where</b> are the meal limits for a trip?"
     assert {shown[0], shown[1], shown[3]} <= set(c.queries) and not {shown[2], shown[4]} & set(c.queries)
     assert c.qrels["test"][shown[0]] == {DOC[shown[0]]: 2} and c.qrels["test"][shown[1]] == {DOC[shown[1]]: 1}
+
+
+def test_the_previous_and_next_buttons_and_keys_move_and_write_nothing(browser, task):
+    """The next / previous buttons and n / p move between questions as in the grades page (page.py moved/stepped);
+    at the first question ← stays; no review is written."""
+    yaml_path, added = task
+    with Server("--questions", "-t", str(yaml_path), "--rater", "ana") as srv:
+        page = _page(browser, srv.url)
+        page.wait_for_selector("body[data-index='0']")
+        first = _on_screen(page)
+        # at question 0, the previous button and ← do nothing: the next move that moves lands on 1
+        step_through(page, [("next", 1), ("n", 2), ("prev", 1), ("p", 0), ("prev", None), ("ArrowLeft", None),
+                            ("n", 1), ("p", 0)])
+        assert _on_screen(page) == first
+        assert not page.errors, page.errors
+    reviews = added.with_name("kb.added.reviews.jsonl")
+    assert not reviews.exists() or not lines(reviews)
 
 
 def test_a_hostile_question_is_text_and_runs_nothing(browser, tmp_path):

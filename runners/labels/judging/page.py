@@ -59,6 +59,19 @@ function marked(el, text, terms) {
     else if (p) el.appendChild(document.createTextNode(p));
   });
 }
+function say(text, cls) { $('status').textContent = text; $('status').className = cls || ''; }
+// ← / p and → / n: the previous / next item (not while a save is on its way); false for any other key. Each mode
+// declares its own state, cur, busy and show; these run only on a key or a click, once the mode's script has run
+function moved(k) {
+  if ((k === 'ArrowLeft' || k === 'p') && !busy && cur > 0) show(cur - 1);
+  else if ((k === 'ArrowRight' || k === 'n') && !busy && cur < state.progress.total - 1) show(cur + 1);
+  else return false;
+  return true;
+}
+function stepped(a) {  // the previous / next buttons
+  if (a === 'prev' && cur > 0) show(cur - 1);
+  else if (a === 'next' && cur < state.progress.total - 1) show(cur + 1);
+}
 """
 
 
@@ -81,7 +94,6 @@ function showProgress(p) {
     (p.per_hour ? ' · ' + p.per_hour + ' per hour · about ' + minutes(p.eta_s) + ' left' : '');
   document.body.dataset.done = p.done;
 }
-function say(text, cls) { $('status').textContent = text; $('status').className = cls || ''; }
 async function show(i) {
   if (i >= state.progress.total) {
     $('item').hidden = true; $('done').style.display = 'block'; document.body.dataset.index = 'done'; return;
@@ -126,9 +138,7 @@ document.addEventListener('keydown', (ev) => {
   if (Object.hasOwn(state.grades, k)) judge(Number(k), 'graded');
   else if (k === 's') judge(null, 'skip');
   else if (k === 'u') judge(null, 'unsure');
-  else if ((k === 'ArrowLeft' || k === 'p') && !busy && cur > 0) show(cur - 1);
-  else if ((k === 'ArrowRight' || k === 'n') && !busy && cur < state.progress.total - 1) show(cur + 1);
-  else return;
+  else if (!moved(k)) return;
   ev.preventDefault();
 });
 document.addEventListener('click', (ev) => {
@@ -136,8 +146,7 @@ document.addEventListener('click', (ev) => {
   const a = b.dataset.action;
   if (a === 'grade') judge(Number(b.dataset.grade), 'graded');
   else if (a === 'skip' || a === 'unsure') judge(null, a);
-  else if (a === 'prev' && cur > 0) show(cur - 1);
-  else if (a === 'next' && cur < state.progress.total - 1) show(cur + 1);
+  else stepped(a);
 });
 (async () => {
   try { state = await api('/api/state'); showProgress(state.progress); showVerdicts(state.verdicts);

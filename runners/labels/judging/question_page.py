@@ -25,7 +25,6 @@ function showProgress(p) {
     ' edited · ' + p.reject + ' rejected';
   document.body.dataset.done = p.done;
 }
-function say(text, cls) { $('status').textContent = text; $('status').className = cls || ''; }
 function choose(g) {
   grade = g;
   document.querySelectorAll('#grades button').forEach(b => b.classList.toggle('chosen', String(g) === b.dataset.grade));
@@ -98,9 +97,7 @@ document.addEventListener('keydown', (ev) => {
   else if (k === 'a') review('accept');
   else if (k === 'e') openEdit();
   else if (k === 'r') review('reject');
-  else if ((k === 'ArrowLeft' || k === 'p') && !busy && cur > 0) show(cur - 1);
-  else if ((k === 'ArrowRight' || k === 'n') && !busy && cur < state.progress.total - 1) show(cur + 1);
-  else return;
+  else if (!moved(k)) return;
   ev.preventDefault();
 });
 document.addEventListener('click', (ev) => {
@@ -109,8 +106,7 @@ document.addEventListener('click', (ev) => {
   if (a === 'grade' && item && item.has_source) choose(Number(b.dataset.grade));
   else if (a === 'accept' || a === 'reject') review(a);
   else if (a === 'edit') document.body.dataset.editing === '1' ? review('edit') : openEdit();
-  else if (a === 'prev' && cur > 0) show(cur - 1);
-  else if (a === 'next' && cur < state.progress.total - 1) show(cur + 1);
+  else stepped(a);
 });
 (async () => {
   try { state = await api('/api/state'); showProgress(state.progress); await show(state.start); }
