@@ -124,15 +124,15 @@ def test_too_few_rows_for_the_plants_is_one_error() -> None:
 
 
 def test_the_demo_query_log_is_the_generators_output(tmp_path: Path) -> None:
-    """data/demo_kb/query_log.csv is made by data/demo_kb/make_query_log.py and nothing else (same seed, same bytes)."""
+    """data/demo_kb/query_log.csv is made by scripts/make_demo_query_log.py and nothing else (same seed, same bytes)."""
     import importlib.util
 
-    script = Path(__file__).resolve().parents[1] / "data" / "demo_kb" / "make_query_log.py"
+    script = Path(__file__).resolve().parents[1] / "scripts" / "make_demo_query_log.py"
     spec = importlib.util.spec_from_file_location("make_query_log", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     made = make_query_log(n_rows=module.ROWS, seed=module.SEED).write(tmp_path / "query_log.csv")
-    assert made.read_bytes() == (script.parent / "query_log.csv").read_bytes()
+    assert made.read_bytes() == (script.parents[1] / "data" / "demo_kb" / "query_log.csv").read_bytes()
 
 
 def test_every_topic_phrase_names_a_demo_document_of_its_topic() -> None:
