@@ -33,7 +33,6 @@ from ..results.store import (
     read_json,
     run_dir,
     save_candidate,
-    task_result_path,
 )
 from ..config.candidate_facts import config_facts
 from .backends.cpu_features import cpu_identities
@@ -42,7 +41,7 @@ from .encoding.models import registry_facts
 from .candidates.run_identity import run_identities, run_identity
 from .cache.embedding_cache import wrap_cache
 from .candidates.experiment_candidates import build_candidates, chunk_level_runs
-from ..results.stored_runs import RunAt, run_files, stored_states, why_stale
+from ..results.stored_runs import RunAt, run_files, stored_scores, stored_states, why_stale
 from ..results.migrate import migrate_search_variants
 from ..results.variants import experiment_meta, migrate_variant_results, variant_of
 from .cache.large_corpus import search_model_for
@@ -93,11 +92,6 @@ def is_complete(results_dir: Path, cand: Candidate, task: Any, identity: dict[st
     """Complete = TaskResult, per-query sidecars and rankings of THIS run identity, all intact."""
     identity = identity or run_identity(cand, task, keep_top_k)
     return why_not_complete(Path(results_dir), cand, task, identity) == ""
-
-
-def read_scores(results_dir: Path, cand: Candidate, task_name: str, split: str = "test") -> dict[str, float]:
-    data = read_json(task_result_path(results_dir, cand.name, cand.revision, task_name))
-    return dict(data["scores"][split][0])
 
 
 def task_lock(results_dir: Path, cand: Candidate, task: Any) -> FileLock:
@@ -239,23 +233,21 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
     # which stored runs are current, every pair decided at once (forced: none is)
     states = ([[("forced", None)] * len(tasks) for _ in candidates] if force
               else stored_states(results_dir, ats, identities))
-    for cand, cand_identities, cand_states in zip(candidates, identities, states):
+    for cand, cand_identities, cand_states, cand_ats in zip(candidates, identities, states, ats):
         model, load_error, on_ray = None, "", {}
-        for task, identity, (reason, stored) in zip(tasks, cand_identities, cand_states):
+        for task, identity, (reason, stored), at in zip(tasks, cand_identities, cand_states, cand_ats):
             name = task.metadata.name
             if load_error:  # the model did not load: every remaining task of it fails with the same reason
                 _failed(records, cand, name, 0.0, load_error, on_step)
                 continue
             if not reason:
-                records.append(RunRecord(cand.name, cand.label, name, "skipped", 0.0, stored))
-                if on_step:
-                    on_step("skip", cand.label, name, records[-1])
+                _skipped(records, cand, name, stored, on_step)
                 continue
             with env_faults(results_dir / SIDE), task_lock(results_dir, cand, task):
                 if not force:  # a concurrent run may have completed it while we waited
-                    reason = why_not_complete(results_dir, cand, task, identity)
+                    reason = why_stale(results_dir, at, identity)
                     if not reason:
-                        records.append(_skipped(results_dir, cand, task, on_step))
+                        _skipped(records, cand, name, stored_scores(results_dir, at), on_step)
                         continue
                 logger.info("running %s on %s (%s): %s", cand.label, name, reason, cand.value)
                 if on_step:
@@ -283,7 +275,7 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                 try:
                     evaluate_one(search_model_for(model, task, cfg.encode.large_corpus_docs), cand, task,
                                  results_dir, encode_kwargs, cfg.keep_top_k, show_progress, identity, progress)
-                    scores = read_scores(results_dir, cand, name, task.eval_splits[0])
+                    scores = stored_scores(results_dir, at)
                 except BaseException as e:  # noqa: BLE001 - a crash on one task fails that (candidate, task) only
                     if _fatal(e):
                         raise
@@ -316,14 +308,12 @@ def _ray_encode(cfg: BenchmarkConfig, model: Any, cand: Candidate, tasks: list[A
     return report.per_task
 
 
-def _skipped(results_dir: Path, cand: Candidate, task: Any,
-             on_step: Callable[..., None] | None) -> RunRecord:
-    name = task.metadata.name
-    record = RunRecord(cand.name, cand.label, name, "skipped", 0.0,
-                       read_scores(results_dir, cand, name, task.eval_splits[0]))
+def _skipped(records: list[RunRecord], cand: Candidate, task_name: str, scores: dict[str, float] | None,
+             on_step: Callable[..., None] | None) -> None:
+    record = RunRecord(cand.name, cand.label, task_name, "skipped", 0.0, scores or {})
+    records.append(record)
     if on_step:
-        on_step("skip", cand.label, name, record)
-    return record
+        on_step("skip", cand.label, task_name, record)
 
 
 def _failed(records: list[RunRecord], cand: Candidate, task_name: str, seconds: float, reason: str,
