@@ -3,8 +3,11 @@
 Two texts that differ only in case, punctuation, markup, spacing or the encoding of a letter are the same text to a
 reader and, nearly, to a model, so duplicates and leaks are compared on a normalised form: tags removed where they are
 tags (custom_tasks/markup.py: "< 500 ... > 200" is text, "<p>" is not), then ``normalize_text``
-(custom_tasks/normalize.py: NFKC, case folding, one form per variant letter such as Romanian ş/ș), the words
-(``\\w+``) joined by one space. Near-duplicates are found with MinHash LSH (datasketch) as the blocking step, then
+(custom_tasks/normalize.py: NFKC, case folding, one form per variant letter such as Romanian ş/ș, Arabic and Hebrew
+vowel points dropped, Traditional Chinese as Simplified), then split into tokens (``words``): a word is a run of
+letters, digits and their combining marks, and in the scripts written without spaces between words (Han, Hiragana,
+Katakana, Thai, Lao, Khmer, Myanmar) every character (with its marks) is a token of its own, since there a run of
+letters is a whole clause. Near-duplicates are found with MinHash LSH (datasketch) as the blocking step, then
 every candidate pair is confirmed with its exact shingle Jaccard, so a reported pair is never a MinHash estimate and
 a threshold means what it says.
 """
@@ -12,14 +15,21 @@ a threshold means what it says.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+import regex
 
 from custom_tasks.markup import strip_markup
 from custom_tasks.normalize import normalize_text
 
-_WORD = re.compile(r"\w+")
+#: a letter or digit of a script written without spaces between words
+_UNSPACED = (r"[[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]"
+             r"&&[\p{L}\p{N}]]")
+#: one such character with its marks, or a run of other letters, digits, connectors and marks (regex's \w has the
+#: marks that Python's re leaves out: with re, an Arabic word with vowel marks or a Hindi word is cut at each mark)
+_TOKEN = regex.compile(_UNSPACED + r"\p{M}*|(?:(?!" + _UNSPACED + r")[\w\p{M}])+", regex.V1)
+_IS_UNSPACED = regex.compile(_UNSPACED, regex.V1)
 
 #: MinHash permutations: 128 gives LSH a recall close to 1 at thresholds >= 0.5 (datasketch's default tuning)
 NUM_PERM = 128
@@ -28,8 +38,23 @@ _BLOCK_MARGIN = 0.15
 
 
 def words(text: str) -> list[str]:
-    """The normalised words of a text: markup removed where it is markup, then ``normalize_text``."""
-    return _WORD.findall(normalize_text(strip_markup(text)))
+    """The normalised tokens of a text: markup removed where it is markup, then ``normalize_text``, then words, or
+    single characters in scripts without spaces (see the module docstring)."""
+    return _TOKEN.findall(normalize_text(strip_markup(text)))
+
+
+def joined(tokens: Sequence[str]) -> str:
+    """The tokens as one string: one space between words, none between two characters of a script without spaces
+    (so character shingles of Chinese are shingles of the text as written)."""
+    out: list[str] = []
+    prev = False
+    for t in tokens:
+        unspaced = _IS_UNSPACED.match(t) is not None
+        if out and not (prev and unspaced):
+            out.append(" ")
+        out.append(t)
+        prev = unspaced
+    return "".join(out)
 
 
 def text_hash(tokens: Sequence[str]) -> str:
@@ -47,8 +72,9 @@ def word_shingles(tokens: Sequence[str], k: int) -> frozenset[str]:
 
 def char_shingles(tokens: Sequence[str], k: int) -> frozenset[str]:
     """Character k-grams of the normalised text: what short texts (questions) are compared on, since one changed
-    word of a ten-word question already removes most of its word shingles."""
-    s = " ".join(tokens)
+    word of a ten-word question already removes most of its word shingles. Characters of scripts without spaces
+    are shingled as written (``joined``)."""
+    s = joined(tokens)
     if len(s) <= k:
         return frozenset([s]) if s else frozenset()
     return frozenset(s[i:i + k] for i in range(len(s) - k + 1))
