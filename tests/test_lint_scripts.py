@@ -87,6 +87,18 @@ def test_a_question_copied_verbatim_from_its_paragraph_is_a_leak() -> None:
     assert leaked[0]["copied_words"] == leaked[0]["query_words"] == len("检测人员每隔两个小时就要采集一次样本")
 
 
+def test_the_leak_rule_counts_chinese_runs_in_words_not_characters() -> None:
+    """A run of 8 words is leakage; in Chinese 8 characters are about 5 words (1.66 characters a word), so a 10-character
+    run is not (6.0 words), and a 16-character run is (9.6 words)."""
+    c = _chinese()
+    c.queries["ten"] = "请问老旧管网的漏损率曾经有多高，现在怎么样了"  # "老旧管网的漏损率曾经" (10) + words of its own
+    c.queries["sixteen"] = "为什么说它们可以实时报告管道中的漏水情况呢"  # "它们可以实时报告管道中的漏水情况" (16)
+    c.qrels["test"].update({"ten": {"water": 2}, "sixteen": {"water": 2}})
+    leaked = {r["query"]: r for r in _findings(c)["leaked_questions"]}
+    assert set(leaked) == {"copied", "sixteen"}
+    assert leaked["sixteen"]["copied_words"] == len("它们可以实时报告管道中的漏水情况")
+
+
 def test_chinese_documents_on_other_subjects_are_not_near_duplicates() -> None:
     found = _findings(_chinese())
     assert "near_duplicate_documents" not in found and "exact_duplicate_documents" not in found
