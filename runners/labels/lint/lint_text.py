@@ -32,7 +32,7 @@ _TOKEN = regex.compile(_UNSPACED + r"\p{M}*|(?:(?!" + _UNSPACED + r")[\w\p{M}])+
 _IS_UNSPACED = regex.compile(_UNSPACED, regex.V1)
 #: characters per word where words are not spaced: 1.66, the frequency-weighted mean length of the Chinese words of
 #: jieba 0.42.1's dictionary (dict.txt, Han-only entries); Japanese and the South-East Asian scripts have no such
-#: figure here and use this one (a Thai character is a letter, so there a run counted this way is generous)
+#: figure here and use this one (a Thai character is a letter: there a run counted this way is short for 8 words)
 CHARACTERS_PER_WORD = 1.66
 
 #: MinHash permutations: 128 gives LSH a recall close to 1 at thresholds >= 0.5 (datasketch's default tuning)
