@@ -141,3 +141,15 @@ def test_an_arabic_copy_with_tashkeel_on_every_word_is_a_duplicate() -> None:
     found = _findings(_collection(corpus, queries, {"q1": {"school": 2}, "q2": {"market": 2}}))
     assert found["exact_duplicate_documents"] == [{"documents": ["school", "vowelled"]}]
     assert words(AR_VOWELLED) == words(AR) == AR.replace("ي", "ی").replace("ك", "ک").split()
+
+
+def test_the_quick_test_for_scripts_without_spaces_misses_none_of_their_characters() -> None:
+    """words() takes the faster pattern when _MAYBE_UNSPACED finds nothing: it must hold every character _TOKEN
+    treats as one of a script without spaces (all of Unicode checked)."""
+    from runners.labels.lint import lint_text
+
+    missed = [hex(cp) for cp in range(0x110000)
+              if lint_text._IS_UNSPACED.match(chr(cp)) and not lint_text._MAYBE_UNSPACED.match(chr(cp))]
+    assert missed == []
+    sample = "Fată Ștefan كَتَبَ पासवर्ड naïve e\u0301t\u00e9 co_2 h2o 3.14"
+    assert lint_text._WORD.findall(sample) == lint_text._TOKEN.findall(sample)
