@@ -45,7 +45,8 @@ def test_questions_in_cedilla_against_documents_in_comma_below(tmp_path: Path) -
     assert f"documents: comma below (ș ț) x{docs:,} (first at " in message
     assert f"corpus.jsonl:{first_doc});" in message
     assert f"questions: cedilla (ş ţ) x{qs} (first at " in message and f"queries.jsonl:{first_q});" in message
-    assert f"the collection mostly writes comma below (ș ț) ({docs:,} of {docs + qs:,} letters): retype the {qs} cedilla (ş ţ) letters as comma below (ș ț)" in message
+    assert (f"the collection mostly writes comma below (ș ț) ({docs:,} of {docs + qs:,} letters): retype the {qs} "
+            "cedilla (ş ţ) letters as comma below (ș ț)") in message
 
 
 def test_one_form_on_both_sides_is_quiet(tmp_path: Path) -> None:
@@ -111,7 +112,8 @@ def test_the_advice_follows_the_counts_not_the_first_form_listed() -> None:
     assert arabic > 500 and persian == 2
     assert (f"the collection mostly writes Arabic (ي ك) ({arabic:,} of {arabic + persian:,} letters): retype the 2 "
             "Persian (ی ک) letters as Arabic (ي ك)") in w.message
-    assert w.message.startswith(f"Arabic-script yeh and kaf: documents: Arabic (ي ك) x{arabic - _letters(AR_QUESTIONS * 10, 'يك'):,}")
+    in_documents = arabic - _letters(AR_QUESTIONS * 10, "يك")
+    assert w.message.startswith(f"Arabic-script yeh and kaf: documents: Arabic (ي ك) x{in_documents:,}")
     assert "as Persian" not in w.message
 
 

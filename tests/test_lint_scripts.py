@@ -88,8 +88,8 @@ def test_a_question_copied_verbatim_from_its_paragraph_is_a_leak() -> None:
 
 
 def test_the_leak_rule_counts_chinese_runs_in_words_not_characters() -> None:
-    """A run of 8 words is leakage; in Chinese 8 characters are about 5 words (1.66 characters a word), so a 10-character
-    run is not (6.0 words), and a 16-character run is (9.6 words)."""
+    """A run of 8 words is leakage; in Chinese 8 characters are about 5 words (1.66 characters a word), so a
+    10-character run is not (6.0 words), and a 16-character run is (9.6 words)."""
     c = _chinese()
     c.queries["ten"] = "请问老旧管网的漏损率曾经有多高，现在怎么样了"  # "老旧管网的漏损率曾经" (10) + words of its own
     c.queries["sixteen"] = "为什么说它们可以实时报告管道中的漏水情况呢"  # "它们可以实时报告管道中的漏水情况" (16)
@@ -124,11 +124,12 @@ def test_words_split_scripts_without_spaces_into_characters_and_keep_other_words
 
 
 AR = "ذهب الولد إلى المدرسة في الصباح الباكر وكتب الدرس في دفتره ثم قرأ الكتاب مع أصدقائه في المكتبة الكبيرة"
-AR_VOWELLED = ("ذَهَبَ الوَلَدُ إِلَى المَدْرَسَةِ فِي الصَّبَاحِ البَاكِرِ وَكَتَبَ الدَّرْسَ فِي دَفْتَرِهِ ثُمَّ قَرَأَ الكِتَابَ "
-               "مَعَ أَصْدِقَائِهِ فِي المَكْتَبَةِ الكَبِيرَةِ")
+AR_VOWELLED = ("ذَهَبَ الوَلَدُ إِلَى المَدْرَسَةِ فِي الصَّبَاحِ البَاكِرِ وَكَتَبَ الدَّرْسَ فِي دَفْتَرِهِ "
+               "ثُمَّ قَرَأَ الكِتَابَ مَعَ أَصْدِقَائِهِ فِي المَكْتَبَةِ الكَبِيرَةِ")
 AR_OTHER = {
     "market": "يفتح السوق القديم أبوابه كل يوم جمعة ويبيع التجار الخضار والفواكه والتوابل والملابس المصنوعة يدويا",
-    "weather": "تشير التوقعات إلى أمطار غزيرة على المناطق الساحلية خلال الأسبوع المقبل مع انخفاض ملحوظ في درجات الحرارة",
+    "weather": ("تشير التوقعات إلى أمطار غزيرة على المناطق الساحلية خلال الأسبوع المقبل "
+                "مع انخفاض ملحوظ في درجات الحرارة"),
 }
 
 
