@@ -7,10 +7,11 @@ import math
 import numpy as np
 import pytest
 
+from ppi_reference import ppi_reference
 from runners.statistics.prediction_powered import (PPIEstimate, clt_doubtful, ppi_mean, ppi_paired_difference,
                                                    projected_half_widths, questions_to_resolve, tuned_lambda)
 
-ppi = pytest.importorskip("ppi_py", reason="ppi-python (the test extra) is the reference implementation")
+ppi = ppi_reference()
 
 
 def _metric_like(rng: np.random.Generator, size: int) -> np.ndarray:
