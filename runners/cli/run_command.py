@@ -103,10 +103,16 @@ def _bm25_lines(tasks: list, cands: list) -> None:
 
     if not any(uses_bm25(c.identity) for c in cands):
         return
+    from custom_tasks.macro_languages import word_tokens_warning
+
     for task in tasks:
-        langs = ", ".join(task_analyzer_languages(task))
-        console.print(Text(f"BM25 analyzer for {task.metadata.name} ({langs}): {task_analyzer(task).describe()}"),
+        languages, analyzer = task_analyzer_languages(task), task_analyzer(task)
+        console.print(Text(f"BM25 analyzer for {task.metadata.name} ({', '.join(languages)}): {analyzer.describe()}"),
                       soft_wrap=True)
+        cfg = getattr(task, "task_config", None)
+        warning = word_tokens_warning(languages, analyzer.tokenizer, getattr(cfg, "path", None) or "the task's YAML")
+        if warning:
+            console.print(Text.assemble(("warning:", "bold yellow"), f" {task.metadata.name}: {warning}"), soft_wrap=True)
 
 
 def task_analyzer_languages(task: Any) -> list[str]:
