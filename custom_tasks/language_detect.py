@@ -188,7 +188,7 @@ def fold_line(documents: LanguageShares, questions: LanguageShares, languages: l
         if others:
             from .macro_languages import family
 
-            label = "; ".join(f"{_counted(documents, questions, [c])} labelled {c}" for c in others)
+            label = ", ".join(f"{_counted(documents, questions, [c])} labelled {c}" for c in others)
             parts.append(f"{head}: {_counted(documents, questions, [head])}; {label} folded into "
                          f"{language_name(family(head.split('-')[0]))} (one macro-language for BM25)")
     left = sorted({h for h in folds.values() if h not in languages})
