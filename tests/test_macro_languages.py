@@ -124,3 +124,14 @@ def test_the_default_analyzer_on_han_text_is_not_warned(tmp_path):
     checked = runner.invoke(app, ["tasks", "validate", str(task), "--format", "json"])
     assert checked.exit_code == 0, checked.output
     assert "bm25_tokens" not in json.loads(checked.output)["tasks"][0]
+
+
+def test_lint_reads_a_macro_language_code_as_the_language_found():
+    """Chinese documents declared cmn-Hans (mteb's Mandarin) are not a language mismatch; declared English they are."""
+    from custom_tasks.collection import Collection
+    from runners.labels.lint.lint_language import language_mismatch
+
+    col = chinese_collection(n_queries=100)
+    coll = Collection(name="ZhLint", corpus=col.corpus, queries=col.queries, qrels={"test": col.qrels})
+    assert language_mismatch(coll, ["cmn-Hans"]) is None and language_mismatch(coll, ["zho-Hant"]) is None
+    assert language_mismatch(coll, ["eng-Latn"]).check == "languages_differ"
