@@ -135,3 +135,21 @@ def test_lint_reads_a_macro_language_code_as_the_language_found():
     coll = Collection(name="ZhLint", corpus=col.corpus, queries=col.queries, qrels={"test": col.qrels})
     assert language_mismatch(coll, ["cmn-Hans"]) is None and language_mismatch(coll, ["zho-Hant"]) is None
     assert language_mismatch(coll, ["eng-Latn"]).check == "languages_differ"
+
+
+def test_declared_folds_arabic_dialects_and_names_what_it_left_out():
+    """py3langid labels Arabic text ar, ary (Moroccan) or arz (Egyptian): one language for BM25, the main code kept;
+    a language under 10% of both sides is named as left out, in the same one line."""
+    from collections import Counter
+
+    from custom_tasks.language_detect import DetectedLanguages, LanguageShares, declared
+
+    docs = LanguageShares("documents", Counter({"ara-Arab": 200, "arz-Arab": 40}))
+    qs = LanguageShares("questions", Counter({"ara-Arab": 1000, "ary-Arab": 150, "eng-Latn": 20}))
+    assert declared(docs, qs) == ["ara-Arab"]  # arz holds 17% of the documents, ary 13% of the questions: folded
+    found = DetectedLanguages(docs, qs, declared(docs, qs))
+    (line,) = [ln for ln in found.lines() if "folded" in ln]
+    assert line.startswith("ara-Arab: 200 documents and 1,000 questions; 150 questions labelled ary-Arab, "
+                           "40 documents labelled arz-Arab folded into Arabic")
+    assert line.endswith("left out (under 10% of documents and of questions): 20 questions labelled eng-Latn")
+    assert resolve_analyzer(found.languages).stemmer == "arabic"
