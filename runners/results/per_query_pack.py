@@ -22,10 +22,11 @@ def pack(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (a per-query file's JSON) with each subset's ``{metric: {id: score}}`` as ids + score lists."""
     subsets: dict[str, Any] = {}
     for name, metrics in (data.get("subsets") or {}).items():
-        ids = list(next(iter(metrics.values()), {}))
+        first = next(iter(metrics.values()), {})
+        ids = list(first) if isinstance(first, dict) else []
         columns: dict[str, Any] = {}
         for metric, scores in metrics.items():
-            columns[metric] = [scores[q] for q in ids] if list(scores) == ids else scores
+            columns[metric] = [scores[q] for q in ids] if isinstance(scores, dict) and list(scores) == ids else scores
         subsets[name] = {"ids": ids, "metrics": columns}
     return {**data, "subsets": subsets, PACKED: VERSION}
 
