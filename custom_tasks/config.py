@@ -253,6 +253,10 @@ class TaskConfig(BaseModel):
                 settings["analyzer_language"] = chosen
         if self.bm25 is not None and self.bm25.written():  # only what the block sets: no block, same hash as before
             settings["bm25"] = {k: sorted(v) if isinstance(v, list) else v for k, v in self.bm25.written().items()}
+            if settings["bm25"].get("normalize") or settings["bm25"].get("fold_accents"):
+                from .normalize import VERSION  # what the normaliser does is part of the score it gives
+
+                settings["bm25"]["normalizer"] = VERSION
         if self.grades != DEFAULT_GRADES:  # what a grade means is part of the data (results made before re-run)
             settings["grades"] = {str(k): v for k, v in sorted(self.grades.items())}
         canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

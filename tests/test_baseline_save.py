@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from conftest import write_benchmark
 from runners.analysis.gate import baseline_copy
-from runners.analysis.analysis_errors import AnalysisError
+from runners.statistics.analysis_errors import AnalysisError
 from runners.cli import app
 from runners.results.store import read_json
 

@@ -224,9 +224,9 @@ def summary_cells(record: Any, results_dir: Path) -> list[str]:
     """The run table's metric cells, from the same value `stats` prints: the mean of the stored per-query
     scores, formatted by stats.format_score (mteb's JSON value, rounded to 5 decimals, only when no per-query
     scores are stored)."""
-    from ..analysis.analysis_errors import AnalysisError
-    from ..analysis.stats.per_query import load_score_map
-    from ..analysis.stats.intervals import format_score, mean_score
+    from ..statistics.analysis_errors import AnalysisError
+    from ..statistics.per_query import load_score_map
+    from ..statistics.intervals import format_score, mean_score
     from ..execution.run import SUMMARY_METRICS
 
     cells = []
@@ -242,7 +242,7 @@ def summary_cells(record: Any, results_dir: Path) -> list[str]:
 
 def results_table(records: list[Any], results_dir: Path) -> Table:
     """The table `run` prints: one row per candidate x task that ran or was reused."""
-    from ..analysis.stats.intervals import metric_label
+    from ..statistics.intervals import metric_label
     from ..execution.run import SUMMARY_METRICS
     from ..results.variants import shown_label  # the label every command prints
 

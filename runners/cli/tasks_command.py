@@ -55,6 +55,7 @@ def tasks_validate(
     """Read and check collections (default: every task); one line per problem, warnings counted; exit 2 if any failed."""
     from custom_tasks.config import find_task_configs, resolve_task_config
     from custom_tasks.errors import ConfigError
+    from custom_tasks.letter_forms import for_languages
     from custom_tasks.sources import load_collection
     from custom_tasks.validate import format_summary, summarize
 
@@ -105,6 +106,7 @@ def tasks_validate(
             if not as_json:
                 err_console.print(Text.assemble(("error:", "bold red"), f" {name}: {line}"), soft_wrap=True)
             continue
+        collection.warnings = for_languages(collection.warnings, cfg.languages)  # the task's own letters first
         summary = summarize(collection)
         n_warn = sum(w["count"] for w in summary["warnings"].values())
         basis, note = _length_basis(cfg.languages, counted)

@@ -17,9 +17,9 @@ from custom_tasks.errors import ConfigError
 
 from ...results.export import stored_rankings, trec_order
 from ...results.store import find_run, model_dir_name, per_query_path, read_json, read_per_query
-from ..analysis_errors import AnalysisError
-from ..stats.pairing import pair_queries
-from ..stats.per_query import label_of, load_fingerprinted, result_models
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.pairing import pair_queries
+from ...statistics.per_query import label_of, load_fingerprinted, result_models
 
 #: Differences smaller than this count as ties (scores are floats from pytrec_eval).
 TIE_TOLERANCE = 1e-9

@@ -32,8 +32,8 @@ from ...results.per_query_pack import pack
 from ...results.store import (SIDE, atomic_write_bytes, atomic_write_json, candidates_path, env_faults,
                               existing_dataset_revision, find_run, read_json, result_revisions, task_result_path)
 from ...labels.pool.judged import ranked_ids
-from ..analysis_errors import AnalysisError
-from ..stats.per_query import all_models
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.per_query import all_models
 
 #: the ranking depth kept: `check` prints judged@10 of the baseline, it reads no deeper
 JUDGED_DEPTH = 10

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from custom_tasks.config import find_task_configs, resolve_task_config
 
-from ...results.store import find_run, load_candidates, per_query_path, read_json, read_per_query
-from ...results.variants import shown_label
-from ..analysis_errors import AnalysisError
+from ..results.store import find_run, load_candidates, per_query_path, read_json, read_per_query
+from ..results.variants import shown_label
+from .analysis_errors import AnalysisError
 
 if TYPE_CHECKING:
     import pandas as pd
