@@ -115,6 +115,9 @@ def test_word_tokens_on_han_text_are_warned_with_the_fix(tmp_path):
     warned = [ln for ln in res.output.splitlines() if ln.startswith("warning:")]
     assert len(warned) == 1 and "Han text" in warned[0] and "bm25: {tokenizer: characters}" in warned[0]
     assert str(task) in warned[0]
+    as_json = runner.invoke(app, ["run", "--config", str(cfg), "--format", "json"], terminal_width=400)
+    assert as_json.exit_code == 0 and json.loads(as_json.stdout)  # stdout: the document alone
+    assert "bm25: {tokenizer: characters}" in as_json.stderr
     checked = runner.invoke(app, ["tasks", "validate", str(task)], terminal_width=400)
     assert checked.exit_code == 0 and "bm25: {tokenizer: characters}" in checked.output, checked.output
 
