@@ -193,7 +193,7 @@ def fold_line(documents: LanguageShares, questions: LanguageShares, languages: l
                          f"{language_name(family(head.split('-')[0]))} (one macro-language for BM25)")
     left = sorted({h for h in folds.values() if h not in languages})
     if left and languages:
-        rare = "; ".join(f"{_counted(documents, questions, [c for c, h in folds.items() if h == code])} labelled "
+        rare = ", ".join(f"{_counted(documents, questions, [c for c, h in folds.items() if h == code])} labelled "
                          f"{code}" for code in left)
         parts.append(f"left out (under {MIN_SHARE:.0%} of documents and of questions): {rare}")
     return "; ".join(parts)
