@@ -96,17 +96,26 @@ def _question_lines(tasks: list) -> None:
                 console.print(Text(line, style="yellow" if "await" in line else ""), soft_wrap=True)
 
 
-def _bm25_lines(tasks: list, cands: list) -> None:
+def _bm25_lines(tasks: list, cands: list, warnings_to: Any = None) -> None:
     """One line per task naming the analyzer BM25 uses on it (custom_tasks/bm25_analyzer.py), when a candidate
-    has BM25 in it: the stemmer and stop words come from the task's languages unless its `bm25:` block says."""
+    has BM25 in it: the stemmer and stop words come from the task's languages unless its `bm25:` block says.
+    ``warnings_to``: a console for the word-token warnings alone (`--format json`: stderr), no analyzer lines."""
     from ..execution.candidates.bm25 import task_analyzer, uses_bm25
 
     if not any(uses_bm25(c.identity) for c in cands):
         return
+    from custom_tasks.macro_languages import word_tokens_warning
+
     for task in tasks:
-        langs = ", ".join(task_analyzer_languages(task))
-        console.print(Text(f"BM25 analyzer for {task.metadata.name} ({langs}): {task_analyzer(task).describe()}"),
-                      soft_wrap=True)
+        languages, analyzer = task_analyzer_languages(task), task_analyzer(task)
+        if warnings_to is None:
+            console.print(Text(f"BM25 analyzer for {task.metadata.name} ({', '.join(languages)}): "
+                               f"{analyzer.describe()}"), soft_wrap=True)
+        cfg = getattr(task, "task_config", None)
+        warning = word_tokens_warning(languages, analyzer.tokenizer, getattr(cfg, "path", None) or "the task's YAML")
+        if warning:
+            (warnings_to or console).print(Text.assemble(("warning:", "bold yellow"), f" {task.metadata.name}: "
+                                                         f"{warning}"), soft_wrap=True)
 
 
 def task_analyzer_languages(task: Any) -> list[str]:
@@ -158,6 +167,8 @@ def run(
         _lint_lines(tasks)
         _question_lines(tasks)
         _bm25_lines(tasks, cands)
+    else:  # stdout holds the JSON document: a word-token warning still says itself, on stderr
+        _bm25_lines(tasks, cands, warnings_to=err_console)
     live = out.is_terminal and not as_json  # a bar redrawn in place; else plain lines only
     loaded: dict = {}  # --latency: the models the run loads, served by the pass after it
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
