@@ -284,7 +284,7 @@ def check_cmd(
 
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
-    only, mode, history, qrels, scales = None, "anytime" if sequential else None, None, None, None
+    only, mode, history, qrels, scales, complete = None, "anytime" if sequential else None, None, None, None, None
     scope = config
     if scope is None and results is None and (candidate is None or not Path(candidate).is_dir()):
         from ..config.discovery import optional_config  # the candidate is the project config's results folder
@@ -299,7 +299,7 @@ def check_cmd(
         mode = mode or scoped.stats.gate
         from ..labels.notes.unjudged_mark import config_labels
 
-        qrels, scales = config_labels(scoped)  # judged@10 and the unjudged mark on the labels `stats` reads
+        qrels, scales, complete = config_labels(scoped)  # judged@10 and the unjudged mark on the labels `stats` reads
     mode = mode or "fixed"
     results = results_dir_of(config, results)
     from ..results.look_store import LookStore  # each decision is a look, counted (analysis/gate/gate_looks.py)
@@ -315,7 +315,7 @@ def check_cmd(
         run = regression_gate(baseline, str(results) if candidate is None else candidate, results_dir=results,
                               tasks=task, metric=metric, max_drop=max_drop, alpha=alpha, n_resamples=resamples,
                               seed=seed, allow_missing=allow_missing, allow_changed_data=allow_changed_data,
-                              only=only, mode=mode, looks=looks, qrels=qrels, scales=scales)
+                              only=only, mode=mode, looks=looks, qrels=qrels, scales=scales, complete=complete)
     from ..analysis.gate.best import check_best
 
     best, by_source = check_best(config, results, candidate, [t for t, *_ in run], metric)
