@@ -60,7 +60,7 @@ def label_notes(bench: BenchmarkConfig, entry: str, models: Sequence[str], k: in
     lines += question_lines(bench, entry, cfg.name, models, cfg.main_score)  # by source, awaiting, weighted
     cands = [(m, label_of(bench.results_path, m)) for m in models]
     lines += [f"warning: {w}" for w in generator_warnings(cfg.name, cfg.generated_by, cands)]
-    if bench.labels.use_llm and bench.judge is not None:
+    if bench.labels.fills and bench.judge is not None:
         lines.append(f"labels: human grades + {bench.judge.source} grades of the pairs no human graded "
                      f"(labels.use_llm: {bench.labels.use_llm}); check them first: `labels agreement --judge`")
         lines += [f"warning: {w}" for w in judge_warnings(cfg.name, bench.judge.model, cfg.generated_by, cands)]
