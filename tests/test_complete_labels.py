@@ -64,6 +64,10 @@ def test_a_complete_task_prints_no_unjudged_mark(ran):
         assert "unjudged" not in out and "judged@10" not in out, out
         assert flat(COMPLETE) in out, out
     assert "unjudged" not in as_json
+    from runners.analysis.report import build_report, render
+
+    md = flat(render(build_report(BenchmarkConfig.from_file(path), with_public=False), "md").replace("\\", ""))
+    assert "unjudged" not in md and "judged@10" not in md and flat(COMPLETE)[1:] in md
     status = json.loads(CliRunner().invoke(app, ["labels", "status", "-c", str(path), "--format", "json"]).output)
     assert status["unjudged_in_pool"] == 0 and all(p["verdict"] == "settled" for p in status["pairs"])
     lint = CliRunner().invoke(app, ["tasks", "lint", "-c", str(path), "--format", "json"])

@@ -133,6 +133,11 @@ def test_stats_prints_ppi_mean_of_the_same_arrays_and_check_the_same_line(judged
     assert check.exit_code in (0, 1), check.output
     assert pair.group(0) in flat(check.output)  # one verdict: the same characters
     assert "labels.use_llm: prediction_powered" in flat(check.output)
+    from runners.analysis.report import build_report, render
+
+    md = flat(render(build_report(BenchmarkConfig.from_file(path), with_public=False), "md").replace("\\", ""))
+    assert "labels.use_llm: prediction_powered" in md and pair.group(4) in md
+    assert f"{diff.estimate:+.4f} [{diff.low:+.4f}, {diff.high:+.4f}]" in md
 
 
 def test_without_a_sample_stats_says_what_to_do(judged, tmp_path):

@@ -1,6 +1,7 @@
 """The mark `stats` and `check` print under a verdict (issue 39): "settled" never for a verdict some grading of the
-unjudged pairs reverses or ties (brute force: every grading, each scored with pytrec_eval), "in the worst case ... could reverse" whenever one
-does, and the same line whichever candidate comes first (stats: config order, check: baseline first)."""
+unjudged pairs reverses or ties (brute force: every grading, each scored with pytrec_eval), "in the worst case ...
+could reverse" whenever one does, and the same line whichever candidate comes first (stats: config order, check:
+baseline first)."""
 
 from __future__ import annotations
 

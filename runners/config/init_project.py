@@ -22,8 +22,8 @@ from .init_detect import UNKNOWN, Detected, detect
 if TYPE_CHECKING:
     from custom_tasks.language_detect import DetectedLanguages
 
-from .init_templates import (DRAFT_MARK, answer_column, draft_line, file_stem_from, render_benchmark_yaml, render_task_yaml,
-                             task_name_from)
+from .init_templates import (DRAFT_MARK, answer_column, draft_line, file_stem_from, render_benchmark_yaml,
+                             render_task_yaml, task_name_from)
 
 
 class InitDraft(ConfigError):

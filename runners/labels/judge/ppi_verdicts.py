@@ -66,7 +66,7 @@ class PPIVerdicts:
                 f"{self.seed}) that people judged whole, of {self.n} questions; {1 - self.alpha:.0%} intervals")
 
     @staticmethod
-    def _iv(t: tuple[float, float, float], signed: bool = False) -> str:
+    def interval(t: tuple[float, float, float], signed: bool = False) -> str:
         f = "{:+.4f}" if signed else "{:.4f}"
         return f"{f.format(t[0])} [{f.format(t[1])}, {f.format(t[2])}]"
 
@@ -96,14 +96,14 @@ class PPIVerdicts:
         for label, e in self.means.items():
             if only is not None and label not in only:
                 continue
-            out.append(f"  {label}: {self.metric} {self._iv((e.estimate, e.low, e.high))} (lam {e.lam:.2f}, "
-                       f"{e.method}); LLM-only {self._iv(e.llm_only)}; human-only {self._iv(e.human_only)} "
+            out.append(f"  {label}: {self.metric} {self.interval((e.estimate, e.low, e.high))} (lam {e.lam:.2f}, "
+                       f"{e.method}); LLM-only {self.interval(e.llm_only)}; human-only {self.interval(e.human_only)} "
                        f"(n={e.n_labelled})")
         for (a, b), e in self.pairs.items():
             if only is not None and not {a, b} <= only:
                 continue
-            out.append(f"  {a} - {b}: {self._iv((e.estimate, e.low, e.high), True)}: {self.verdict(a, b, e)}; "
-                       f"LLM-only {self._iv(e.llm_only, True)}; human-only {self._iv(e.human_only, True)} "
+            out.append(f"  {a} - {b}: {self.interval((e.estimate, e.low, e.high), True)}: {self.verdict(a, b, e)}; "
+                       f"LLM-only {self.interval(e.llm_only, True)}; human-only {self.interval(e.human_only, True)} "
                        f"(n={e.n_labelled})")
         return out
 

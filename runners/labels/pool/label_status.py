@@ -2,7 +2,9 @@
 pairs turn out to be, or could grading them reverse it (issue 39)?
 
 A task declaring `complete_labels: true` has no unjudged pair: a document nobody judged is a known 0, so every
-verdict is settled. Reads stored rankings and the task's labels only (the scored ones: what `run` scored, LLM grades included where
+verdict is settled.
+
+Reads stored rankings and the task's labels only (the scored ones: what `run` scored, LLM grades included where
 the config's `labels: {use_llm}` policy counts them); the bounds are runners/labels/pool/verdict_bounds.py's, the
 estimate of the judgments still needed runners/labels/pool/settle_estimate.py's.
 """
