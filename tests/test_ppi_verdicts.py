@@ -112,7 +112,7 @@ def test_stats_prints_ppi_mean_of_the_same_arrays_and_check_the_same_line(judged
 
     labels = {m: label_of(cfg.results_path, m) for m in rankings}
     for m, e in means.items():
-        line = (f"{labels[m]}: ndcg_at_10 {e.estimate:.4f} [{e.low:.4f}, {e.high:.4f}] (lam {e.lam:.2f}, "
+        line = (f"{labels[m]}: nDCG@10 {e.estimate:.4f} [{e.low:.4f}, {e.high:.4f}] (lam {e.lam:.2f}, "
                 f"{e.method}); LLM-only {e.llm_only[0]:.4f} [{e.llm_only[1]:.4f}, {e.llm_only[2]:.4f}]; human-only "
                 f"{e.human_only[0]:.4f} [{e.human_only[1]:.4f}, {e.human_only[2]:.4f}] (n=5)")
         assert line in out, (line, out[out.find("prediction-powered ("):])

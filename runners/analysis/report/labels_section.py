@@ -116,7 +116,9 @@ def _ppi_blocks(bench: object, td: object) -> list:
             for label, e in rep.means.items()]
     rows += [[f"{a} − {b}", iv((e.estimate, e.low, e.high), True), iv(e.llm_only, True), iv(e.human_only, True),
               str(e.n_labelled), rep.verdict(a, b, e)] for (a, b), e in rep.pairs.items()]
-    return [Table(["candidate / pair", f"prediction-powered {rep.metric} [CI]", "LLM-only [CI]", "human-only [CI]",
+    from ...statistics.intervals import metric_label
+
+    return [Table(["candidate / pair", f"prediction-powered {metric_label(rep.metric)} [CI]", "LLM-only [CI]", "human-only [CI]",
                    "n", "verdict"], rows, f"{td.name}: {rep.header()}")]
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ...statistics.analysis_errors import AnalysisError
+from ...statistics.intervals import metric_label
 from ...statistics.per_query import label_of
 from ...statistics.prediction_powered import PPIEstimate, ppi_mean, ppi_paired_difference, questions_to_resolve
 from ..pool.judged import ranked_ids, stored_rankings, task_collection
@@ -96,7 +97,7 @@ class PPIVerdicts:
         for label, e in self.means.items():
             if only is not None and label not in only:
                 continue
-            out.append(f"  {label}: {self.metric} {self.interval((e.estimate, e.low, e.high))} (lam {e.lam:.2f}, "
+            out.append(f"  {label}: {metric_label(self.metric)} {self.interval((e.estimate, e.low, e.high))} (lam {e.lam:.2f}, "
                        f"{e.method}); LLM-only {self.interval(e.llm_only)}; human-only {self.interval(e.human_only)} "
                        f"(n={e.n_labelled})")
         for (a, b), e in self.pairs.items():
