@@ -152,6 +152,20 @@ def test_without_a_sample_stats_says_what_to_do(judged, tmp_path):
         plan.write_text(kept)
 
 
+def test_without_the_judges_grades_stats_says_what_to_do(judged):
+    from custom_tasks.llm_labels import llm_labels_path
+
+    path, cfg, *_ = judged
+    grades = llm_labels_path(path.parent / "configs" / "tasks" / "kb_tiny.yaml")
+    kept = grades.read_text()
+    grades.unlink()
+    try:
+        out = flat(CliRunner().invoke(app, ["stats", "-c", str(path), "--resamples", "200"]).output)
+        assert "no verdicts yet: no grades of llm:sim-judge" in out and "labels judge -c CONFIG" in out
+    finally:
+        grades.write_text(kept)
+
+
 def test_the_sample_is_seeded_and_stratified():
     from runners.labels.pool.question_sample import allocate, draw_sample
 
@@ -163,3 +177,16 @@ def test_the_sample_is_seeded_and_stratified():
     assert draw_sample(qs, 9, 5, strata)[0] != first
     assert allocate({"a": 1, "b": 99}, 10) == {"a": 1, "b": 9}  # every stratum represented
     assert allocate({"a": 3, "b": 4}, 50) == {"a": 3, "b": 4}
+
+
+def test_the_sample_plan_deals_whole_questions_in_the_drawn_order():
+    from runners.labels.judging.plan import make_sample_plan
+
+    keys = [("test", q, d) for q in ("q9", "q2", "q5", "q1") for d in ("a", "b", "c")[: 1 + int(q[1]) % 3]]
+    share = make_sample_plan(keys, ["ana", "bo"], overlap=0.25)  # the first of 4 questions to both
+    for r, ks in share.items():
+        assert ks == [k for k in keys if k in set(ks)]  # the drawn order kept
+        for q in {k[1] for k in ks}:
+            assert [k for k in ks if k[1] == q] == [k for k in keys if k[1] == q]  # a question whole, to one rater
+    assert {k[1] for k in share["ana"]} & {k[1] for k in share["bo"]} == {"q9"}
+    assert sorted(set(share["ana"]) | set(share["bo"])) == sorted(keys)

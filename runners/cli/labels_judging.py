@@ -184,7 +184,8 @@ def register(app: typer.Typer) -> None:
     @app.command("plan")
     def plan(
         raters: str = typer.Option(..., "--raters", help="ana,bo,cy"),
-        overlap: float = typer.Option(0.2, "--overlap", help="share of the items graded by two raters"),
+        overlap: float = typer.Option(0.2, "--overlap", help="share of the items (--order sample: of the questions) "
+                                      "graded by two raters"),
         task: Optional[str] = typer.Option(None, "--task", "-t"),
         pool: Optional[Path] = typer.Option(None, "--pool", help="a `labels pool` JSONL file"),
         config: Optional[Path] = typer.Option(None, "--config", "-c", help="pool this benchmark's candidates' top-k"),
@@ -205,7 +206,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Share the items among raters so that `--overlap` of them get two raters (agreement is measured there)."""
         offline_default()
-        from ..labels.judging.plan import make_plan, write_plan
+        from ..labels.judging.plan import make_plan, make_sample_plan, write_plan
 
         if order not in ("random", "decisive", "sample"):
             raise typer.BadParameter(f"unknown order '{order}' (random|decisive|sample)", param_hint="--order")
@@ -219,8 +220,8 @@ def register(app: typer.Typer) -> None:
         if order == "sample":  # every pooled pair of a seeded, stratified random sample of questions
             sample, keys = _sample(collection, keys, questions, seed, stratify, split)
             sample["depth"] = depth
-        share = make_plan(keys, names, overlap, seed, order=keys if sample else None if ranked is None else
-                          [(split, w.query_id, w.doc_id) for w in ranked])
+        share = make_sample_plan(keys, names, overlap) if sample else make_plan(
+            keys, names, overlap, seed, order=None if ranked is None else [(split, w.query_id, w.doc_id) for w in ranked])
         path = write_plan(_folder(cfg, labels_dir), cfg, share, overlap, seed, order, sample)
         if sample:
             strata = ", ".join(f"{s} {n}" for s, n in sample["strata"].items())

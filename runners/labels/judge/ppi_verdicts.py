@@ -177,6 +177,10 @@ def ppi_report(bench: Any, entry: str, models: Sequence[str], split: str = "test
                        f"--questions 100 --raters NAMES`, then people judge it in `labels serve`")
         return out
     grades = current_grades(collection, read_llm_labels(llm_labels_path(cfg.path)), current_judge(bench, cfg))
+    if not any(s == split for s, _, _ in grades):
+        out.why_not = (f"no grades of {bench.judge.source} for the texts as they are: `private-mteb labels judge -c "
+                       "CONFIG` grades the pool first")
+        return out
     planned: dict[str, set[str]] = {}
     for s, q, d in sample["pairs"]:
         if s == split:

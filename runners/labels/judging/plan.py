@@ -60,6 +60,29 @@ def make_plan(keys: list[Key], raters: list[str], overlap: float, seed: int = 0,
     return share
 
 
+def make_sample_plan(keys: list[Key], raters: list[str], overlap: float) -> dict[str, list[Key]]:
+    """rater -> their items for `--order sample`: ``keys`` (the sampled questions' pooled pairs, in the drawn order)
+    dealt a whole question at a time, so one person grades every pair of a question together and a question is
+    judged whole as soon as its rater is through it; the first ``ceil(overlap * questions)`` questions go to two
+    raters. Each question goes to the rater(s) with the fewest pairs so far (ties in the raters' order)."""
+    raters = [check_rater_name(r) for r in raters]
+    if len(set(r.lower() for r in raters)) != len(raters):
+        raise AnalysisError(f"--raters {','.join(raters)}: a name is given twice")
+    if not 0 <= overlap <= 1:
+        raise AnalysisError(f"--overlap {overlap}: give a share between 0 and 1, e.g. 0.2")
+    if overlap > 0 and len(raters) < 2:
+        raise AnalysisError("--overlap needs at least two raters (--raters ana,bo)")
+    questions: dict[tuple[str, str], list[Key]] = {}
+    for k in keys:
+        questions.setdefault((k[0], k[1]), []).append(k)
+    n_multi = math.ceil(overlap * len(questions))
+    share: dict[str, list[Key]] = {r: [] for r in raters}
+    for pos, pairs in enumerate(questions.values()):
+        for r in sorted(raters, key=lambda r: len(share[r]))[:2 if pos < n_multi else 1]:
+            share[r] += pairs
+    return share
+
+
 def write_plan(folder: Path, cfg: TaskConfig, share: dict[str, list[Key]], overlap: float, seed: int,
                order: str = "random", sample: dict[str, Any] | None = None) -> Path:
     """``sample``: the random sample of questions (`--order sample`, runners/labels/pool/question_sample.py),
