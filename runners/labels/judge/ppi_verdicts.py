@@ -173,8 +173,8 @@ def ppi_report(bench: Any, entry: str, models: Sequence[str], split: str = "test
                       alpha=alpha)
     sample = read_sample(judging_dir(cfg))
     if sample is None or sample.get("split", split) != split:
-        out.why_not = (f"no random sample of questions planned: `private-mteb labels plan -c CONFIG --order sample "
-                       f"--questions 100 --raters NAMES`, then people judge it in `labels serve`")
+        out.why_not = ("no random sample of questions planned: `private-mteb labels plan -c CONFIG --order sample "
+                       "--questions 100 --raters NAMES`, then people judge it in `labels serve`")
         return out
     grades = current_grades(collection, read_llm_labels(llm_labels_path(cfg.path)), current_judge(bench, cfg))
     if not any(s == split for s, _, _ in grades):
