@@ -110,3 +110,10 @@ def test_init_proposes_nothing_when_a_question_has_several_labels(tmp_path, monk
                                     "a2,I forgot my password,d2\n")
     out = json.loads(CliRunner().invoke(app, ["init", str(kb), "--format", "json"]).output)
     assert out["complete_labels"] is None and "complete_labels" not in Path(out["task_yaml"]).read_text()
+
+
+def test_the_declaration_is_not_part_of_the_tasks_identity():
+    """It changes notes, not scores (an unjudged document counts as not relevant either way): stored runs stay."""
+    base = {"name": "T", "description": "d", "source": {"format": "beir", "path": "x"}}
+    assert TaskConfig.model_validate({**base, "complete_labels": True}).settings_fingerprint() == \
+        TaskConfig.model_validate(base).settings_fingerprint()
