@@ -76,6 +76,11 @@ class TaskConfig(BaseModel):
     main_score: str = Field(default="ndcg_at_10", validate_default=True)  # checked against k_values, too
     license: str = "not specified"
     labels: str = "human"
+    #: every relevant document of every question is labelled (a known-item export: each question's answer is
+    #: known), so a document nobody judged is known not relevant: no unjudged mark, no open verdict over unjudged
+    #: pairs, no pooling suggestion. Notes only: scores count an unjudged document as not relevant either way, so
+    #: it is not part of the task's identity (settings_fingerprint leaves it out).
+    complete_labels: bool = False
     #: the model that wrote the LLM-generated questions (e.g. openai/gpt-4o): candidates of its family are flagged
     generated_by: str | None = None
     reference: str | None = None
