@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from custom_tasks.errors import CollectionError
+
 from ..config.benchmark import BenchmarkConfig
 from ..results.leftovers import clean_leftovers, staging_root
 from ..results.locks import FileLock
@@ -72,9 +74,13 @@ def _fatal(e: BaseException) -> bool:
             or (isinstance(e, OSError) and environment_fault(e) is not None))
 
 
-def failure_reason(e: BaseException) -> str:
+def failure_reason(e: BaseException, step: str = "") -> str:
+    """The one line a failed (candidate, task) shows: a ConfigError's own line as it is (it names the config and
+    what to do: an unreachable endpoint, retries spent), any other error after `step` and its type."""
     text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+    if isinstance(e, CollectionError) and text:
+        return text[0]
+    return step + (f"{type(e).__name__}: {text[0]}" if text else type(e).__name__)
 
 
 def run_at(cand: Candidate, task: Any) -> RunAt:
@@ -267,7 +273,7 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                         if _fatal(e):
                             raise
                         logger.debug("%s%s", step, cand.name, exc_info=True)
-                        load_error = step + failure_reason(e)
+                        load_error = failure_reason(e, step)
                         _failed(records, cand, name, 0.0, load_error, on_step)
                         continue
                 before = (getattr(model, "encoded", 0), getattr(model, "reused", 0))
@@ -280,7 +286,8 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                     if _fatal(e):
                         raise
                     logger.debug("%s on %s failed", cand.name, name, exc_info=True)
-                    _failed(records, cand, name, time.perf_counter() - t0, "crashed: " + failure_reason(e), on_step)
+                    _failed(records, cand, name, time.perf_counter() - t0, failure_reason(e, "crashed: "),
+                            on_step)
                     continue
                 by_ray = on_ray.get(name, 0)  # encoded on the cluster, then found in the cache by mteb
                 records.append(RunRecord(cand.name, cand.label, name, "ran", time.perf_counter() - t0, scores,
