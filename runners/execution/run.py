@@ -74,12 +74,18 @@ def _fatal(e: BaseException) -> bool:
             or (isinstance(e, OSError) and environment_fault(e) is not None))
 
 
+LOAD_FAILED, CRASHED = "could not load: ", "crashed: "
+
+
 def failure_reason(e: BaseException, step: str = "") -> str:
-    """The one line a failed (candidate, task) shows: a ConfigError's own line as it is (it names the config and
-    what to do: an unreachable endpoint, retries spent), any other error after `step` and its type."""
+    """The one line a failed (candidate, task) shows. A ConfigError is a whole sentence naming the config and what
+    to do (an unreachable endpoint, its retries spent, a model not found): its own line, without the generic
+    step ("could not load", "crashed") or the type's name; a step that says where ("Ray encode failed") stays.
+    Any other error: the step, its type and its first line."""
     text = str(e).strip().splitlines()
     if isinstance(e, CollectionError) and text:
-        return text[0]
+        line = e.problem.splitlines()[0] if e.path is None and e.line is None and e.problem else text[0]
+        return ("" if step in (LOAD_FAILED, CRASHED) else step) + line
     return step + (f"{type(e).__name__}: {text[0]}" if text else type(e).__name__)
 
 
@@ -259,7 +265,7 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                 if on_step:
                     on_step("start", cand.label, name, None)
                 if model is None:
-                    step = "could not load: "
+                    step = LOAD_FAILED
                     try:
                         raw = cand.load()
                         if keep_loaded is not None:
@@ -286,7 +292,7 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                     if _fatal(e):
                         raise
                     logger.debug("%s on %s failed", cand.name, name, exc_info=True)
-                    _failed(records, cand, name, time.perf_counter() - t0, failure_reason(e, "crashed: "),
+                    _failed(records, cand, name, time.perf_counter() - t0, failure_reason(e, CRASHED),
                             on_step)
                     continue
                 by_ray = on_ray.get(name, 0)  # encoded on the cluster, then found in the cache by mteb

@@ -137,6 +137,7 @@ class EndpointClient:
         size = self.opts.batch_size
         batches = [texts[i:i + size] for i in range(0, len(texts), size)]
         t0 = time.perf_counter()
+
         def one(batch: Sequence[str]) -> np.ndarray:
             return self.request(batch, side)  # type: ignore[return-value] - not refusable: always vectors
 
@@ -165,6 +166,7 @@ class EndpointClient:
             else:
                 vectors.append(answer[0])
         return self.served_model or self.model, np.stack(vectors), tuple(refused)
+
 
 # --- the probes' answer as a stable id ------------------------------------------------------------------------
 
