@@ -102,9 +102,9 @@ class EndpointOptions(BaseModel):
     def _key_env(cls, v: str | None) -> str | None:
         if v is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
             # no part of it is shown: it may be the key itself, pasted here
-            raise ValueError(f"api_key_env must be the NAME of an environment variable ({len(v)} characters given, "
-                             "not a name: the key itself never goes in a config file), e.g. api_key_env: "
-                             "TEAM_EMBED_KEY with the key in that variable")
+            raise ValueError("api_key_env must be the NAME of an environment variable, e.g. api_key_env: "
+                             "TEAM_EMBED_KEY with the key in that variable (what is given is not a name, and is not "
+                             "shown: the key itself never goes in a config file)")
         return v
 
     @property
