@@ -241,6 +241,12 @@ def test_a_pasted_key_is_never_printed(tmp_path) -> None:
     r = runner.invoke(app, ["run", "-c", str(cfg)])
     assert r.exit_code == 2 and "api_key_env must be the NAME of an environment variable" in r.output, r.output
     assert not any(key[i:i + 6] in r.output for i in range(len(key) - 5)), r.output  # no 6 characters of it
+    from runners.config.generator import GeneratorOptions  # the question writer's key: the same rule
+
+    with pytest.raises(ValueError) as e:
+        GeneratorOptions(endpoint="http://127.0.0.1:1/v1", model="m", api_key_env=key)
+    shown = "; ".join(err["msg"] for err in e.value.errors())  # what a config error prints
+    assert "NAME of an environment variable" in shown and not any(key[i:i + 6] in shown for i in range(len(key) - 5))
 
 
 def test_latency_is_measured_as_served(served, tmp_path) -> None:

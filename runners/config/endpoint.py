@@ -37,6 +37,17 @@ def server_model_name(v: str) -> str:
     return v
 
 
+def key_env_name(v: str, example: str) -> str:
+    """`v` when it can name an environment variable, else a ValueError that shows no part of it: a value that is
+    not a name may be the key itself, pasted into the config (the embedding endpoint's and the generator's
+    `api_key_env`)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+        raise ValueError(f"api_key_env must be the NAME of an environment variable, e.g. api_key_env: {example} "
+                         "with the key in that variable (what is given is not a name, and is not shown: the key "
+                         "itself never goes in a config file)")
+    return v
+
+
 class SideRequest(BaseModel):
     """`request: {query: {input_type: query}, document: {input_type: passage}}`: JSON fields merged into the body
     of each side's /v1/embeddings requests (a side left out: nothing added)."""
@@ -100,12 +111,7 @@ class EndpointOptions(BaseModel):
     @field_validator("api_key_env")
     @classmethod
     def _key_env(cls, v: str | None) -> str | None:
-        if v is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
-            # no part of it is shown: it may be the key itself, pasted here
-            raise ValueError("api_key_env must be the NAME of an environment variable, e.g. api_key_env: "
-                             "TEAM_EMBED_KEY with the key in that variable (what is given is not a name, and is not "
-                             "shown: the key itself never goes in a config file)")
-        return v
+        return None if v is None else key_env_name(v, "TEAM_EMBED_KEY")
 
     @property
     def embeddings_url(self) -> str:
