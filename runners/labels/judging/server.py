@@ -97,7 +97,12 @@ def open_question_session(cfg: TaskConfig, collection: Collection, rater: str, f
     if not items:
         raise AnalysisError(f"{display_path(added)}: no generated question awaits verification (none has "
                             "tags.verified: false)")
-    session = QuestionSession.open(cfg, rater, question_order(items, rater, seed), reviews_path(added))
+    reviews = reviews_path(added)
+    reviewed = read_reviews(reviews, cfg.grades).latest
+    if all(item.query_id in reviewed for item in items):  # every one reviewed already: nothing to start for
+        raise AnalysisError(f"{display_path(added)}: no generated question awaits verification (all {len(items)} "
+                            f"reviewed, in {display_path(reviews)}; a review's last line counts)")
+    session = QuestionSession.open(cfg, rater, question_order(items, rater, seed), reviews)
     session.warnings[:0] = warnings
     Path(folder).mkdir(parents=True, exist_ok=True)
     return session, rater_token(rater_path(folder, rater))
