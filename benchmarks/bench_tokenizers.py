@@ -75,8 +75,8 @@ def write_task(folder: Path, name: str, language: str, corpus: dict, queries: di
     return path
 
 
-def private_mteb(task_yaml: Path, folder: Path, name: str) -> tuple[float, str]:
-    """nDCG@10 of `private-mteb run` (name: bm25) on the task, and the analyzer line it stored."""
+def private_mteb(task_yaml: Path, folder: Path, name: str) -> tuple[dict[str, float], str]:
+    """Per-query nDCG@10 of `private-mteb run` (name: bm25) on the task, and the analyzer line it stored."""
     import yaml
 
     from runners.config.benchmark import BenchmarkConfig
@@ -91,8 +91,20 @@ def private_mteb(task_yaml: Path, folder: Path, name: str) -> tuple[float, str]:
     if record.status != "ran":
         raise SystemExit(f"{name}: BM25 did not run: {record.reason}")
     stored = json.loads((find_run(cfg.results_path, "mteb/baseline-bm25s", name) / "per_query_test.json").read_text())
-    scores = stored["subsets"]["default"]["ndcg_at_10"]
-    return sum(scores.values()) / len(scores), stored["bm25_analyzer"]["description"]
+    return stored["subsets"]["default"]["ndcg_at_10"], stored["bm25_analyzer"]["description"]
+
+
+def paired(default: dict[str, float], other: dict[str, float]) -> str:
+    """The other choice against the default, question by question: mean difference, paired t-test and Wilcoxon."""
+    import numpy as np
+    from scipy import stats
+
+    qids = sorted(default)
+    a, b = np.array([default[q] for q in qids]), np.array([other[q] for q in qids])
+    if np.allclose(a, b):
+        return "the same scores"
+    return (f"{(b - a).mean():+.4f} (better on {(b > a).sum()}, worse on {(b < a).sum()} questions; paired t-test "
+            f"p = {stats.ttest_rel(b, a).pvalue:.2g}, Wilcoxon p = {stats.wilcoxon(b, a).pvalue:.2g})")
 
 
 def tokens_of(analyzer, texts: list[str]) -> list[list[str]]:
@@ -173,6 +185,7 @@ def main() -> int:
     for lang in args.languages:
         language, _ = LANGUAGES[lang]
         corpus, queries, qrels = load_xquad(args.data / f"xquad.{lang}.json")
+        per_query: dict[str, dict[str, float]] = {}
         for label, block in [("default (no bm25:)", None), *CHOICES]:
             try:
                 analyzer = resolve_analyzer([language], BM25Settings(**block) if block else None)
@@ -182,9 +195,13 @@ def main() -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 name = f"XQuAD{lang.upper()}"
                 task = write_task(Path(tmp), name, language, corpus, queries, qrels, block or {})
-                ours, line = private_mteb(task, Path(tmp), name)
+                per_query[label], line = private_mteb(task, Path(tmp), name)
+            ours = sum(per_query[label].values()) / len(per_query[label])
             b, r = independent(analyzer, corpus, queries, qrels)
             print(f"{lang:<9} {label:<17} {ours:>12.4f} {b:>8.4f} {r:>9.4f}  {line}", flush=True)
+        default = per_query.pop("default (no bm25:)")
+        for label, scores in per_query.items():
+            print(f"{lang:<9} {label:<17} against the default: {paired(default, scores)}")
     return 0
 
 

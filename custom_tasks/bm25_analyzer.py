@@ -305,8 +305,9 @@ def _tokens(language: str, chosen: dict[str, Any], mtebs: str, strict: bool = Tr
     measured = measured_default(language) if "tokenizer" not in chosen else None
     tokenizer = measured[0] if measured else chosen.get("tokenizer", mtebs)
     out: dict[str, Any] = {"tokenizer": tokenizer}
-    if tokenizer == "char_ngrams":
-        out["n"] = measured[1] if measured else chosen.get("n", DEFAULT_N)
+    if tokenizer == "char_ngrams":  # n left out: the language's measured n (Thai 3), else 2
+        own = MEASURED_DEFAULTS.get(language, ("", DEFAULT_N))
+        out["n"] = chosen.get("n", own[1] if own[0] == "char_ngrams" else DEFAULT_N)
     if tokenizer == "segmenter":
         name = chosen.get("segmenter") or default_segmenter(language)
         if name is None:

@@ -48,6 +48,8 @@ def test_defaults_and_the_analyzer_line():
     assert "character 1- to 2-grams of text without spaces" in zh.describe()
     assert "chosen by measurement, mteb's BM25 uses single characters" in zh.describe()
     assert (resolve_analyzer(["tha-Thai"]).tokenizer, resolve_analyzer(["tha-Thai"]).n) == ("char_ngrams", 3)
+    assert resolve_analyzer(["tha-Thai"], BM25Settings(tokenizer="char_ngrams")).n == 3  # n left out: Thai's
+    assert resolve_analyzer(["jpn-Jpan"], BM25Settings(tokenizer="char_ngrams")).n == 2
     ja = resolve_analyzer(["jpn-Jpan"])  # no public Japanese data measured: mteb's choice, said
     assert ja.tokenizer == "characters" and "not measured here" in ja.describe()
     back = resolve_analyzer(["zho-Hans"], BM25Settings(tokenizer="characters"))
