@@ -5,9 +5,11 @@ task's `languages:`: one language (ISO 639-3 part of the codes) -> its row of mt
 PyStemmer stemmer, character tokens for CJK/Thai/...); several languages, or none -> English's row; a language
 mteb has no row for -> no stemmer and no list. Without a list, mteb drops the terms found in at least 90% of the
 documents. A task's `bm25:` block overrides any of these, key by key; without the block a task scores exactly as
-mteb's BM25 scores it. The analyzer is resolved here from mteb's own table (read at run time; only its stop-word
-keys are written here, checked against it by a test, so that reading a task config never imports mteb), shown by
-`run`, stored with BM25's results and named by `stats` and the report.
+mteb's BM25 scores it, except where measurement chose other tokens (`MEASURED_DEFAULTS`: Chinese and Thai get
+character n-grams, bm25_tokens.py; the analyzer line says so, and the settings fingerprint holds it). The
+analyzer is resolved here from mteb's own table (read at run time; only its stop-word keys are written here, checked
+against it by a test, so that reading a task config never imports mteb), shown by `run`, stored with BM25's results
+and named by `stats` and the report.
 """
 
 from __future__ import annotations
@@ -200,7 +202,8 @@ class Analyzer:
     def tokens(self) -> str:
         """The tokenizer in words: 'character 1- to 2-grams of text without spaces, other words whole'."""
         if self.tokenizer == "char_ngrams":
-            return f"character 1- to {self.n}-grams of text without spaces, other words whole"
+            grams = "single characters" if self.n == 1 else f"character 1- to {self.n}-grams"
+            return f"{grams} of text without spaces, other words whole"
         if self.tokenizer == "segmenter":
             from .bm25_tokens import SEGMENTERS
 
