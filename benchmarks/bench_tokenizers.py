@@ -1,24 +1,27 @@
-"""Benchmark: BM25's tokenizers on public Chinese and Thai retrieval data, private-mteb's run beside independent BM25s.
+"""Benchmark: BM25's tokenizers on public Chinese, Thai and Japanese retrieval data, private-mteb beside independent BM25s.
 
-XQuAD (google-deepmind/xquad, CC BY-SA 4.0: 240 Wikipedia paragraphs and 1,190 questions, professionally translated
-into Chinese, Thai, ...) turned into retrieval as a team would: the paragraphs are the corpus, the questions the
-queries, each question's own paragraph relevance 2. For each tokenizer choice of `bm25:` (words, mteb's single
-characters, character n-grams, the language's segmenter when its extra is installed):
+Reading-comprehension data turned into retrieval as a team would: the paragraphs are the corpus, the questions the
+queries, each question's own paragraph relevance 2. XQuAD (google-deepmind/xquad, CC BY-SA 4.0: 240 Wikipedia
+paragraphs and 1,190 questions, professionally translated) in Chinese and Thai; JSQuAD (JGLUE's validation set,
+yahoojapan/JGLUE, CC BY-SA 4.0: 1,145 Japanese Wikipedia paragraphs with their article titles, 4,442 questions). For
+each tokenizer choice of `bm25:` (words, mteb's single characters, character n-grams, the language's segmenter when
+its extra is installed):
 
 * **private-mteb**: a task folder (BEIR files + task.yaml with that `bm25:` block) run by `run_benchmark` with
   `name: bm25`, the way `private-mteb run` scores it (mteb's BM25Search, its evaluation); nDCG@10 read back from
-  the stored per-query scores;
+  the stored per-query scores, and each choice compared with the default question by question;
 * **bm25s**: the same tokens (the tokenizer functions of custom_tasks/bm25_tokens.py, bm25s' words, or the
   characters written out here) and stop words given to bm25s directly, lucene k1 = 1.5, b = 0.75;
 * **rank_bm25**: the same tokens in rank_bm25's BM25Okapi (another implementation; its idf is Robertson's with a
   floor, not Lucene's, so its figures differ a little), nDCG@10 by pytrec_eval.
 
-The data is not in any package registry, so it is not downloaded here: put `xquad.zh.json` and `xquad.th.json` of
-the public repository (github.com/google-deepmind/xquad) in the cache folder (default
-~/.cache/private-mteb/bench/xquad, or --data); nothing of it enters the repository. rank_bm25 is installed for the
-benchmark only (`pip install rank_bm25`); jieba and pythainlp are the extras zh and th.
+The data is in no package registry, so it is not downloaded here: put `xquad.zh.json` and `xquad.th.json` of
+github.com/google-deepmind/xquad and JGLUE's `datasets/jsquad-v1.3/valid-v1.3.json` (as `jsquad-valid-v1.3.json`)
+in the cache folder (default ~/.cache/private-mteb/bench/xquad, or --data); nothing of it enters the repository.
+rank_bm25 is installed for the benchmark only (`pip install rank_bm25`); jieba, pythainlp and janome are the extras
+zh, th and ja.
 
-    python benchmarks/bench_tokenizers.py [--data DIR] [--languages zh th]
+    python benchmarks/bench_tokenizers.py [--data DIR] [--languages zh th ja]
 """
 
 from __future__ import annotations
@@ -34,22 +37,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "private-mteb" / "bench" / "xquad"
-#: XQuAD's file name, task language and the segmenter of each language measured
-LANGUAGES = {"zh": ("zho-Hans", "jieba"), "th": ("tha-Thai", "newmm")}
+#: each language measured: its file (SQuAD format) and the task's language
+LANGUAGES = {"zh": ("xquad.zh.json", "zho-Hans"), "th": ("xquad.th.json", "tha-Thai"),
+             "ja": ("jsquad-valid-v1.3.json", "jpn-Jpan")}
 #: the bm25: blocks compared
 CHOICES = [("words", {"tokenizer": "words"}), ("characters", {"tokenizer": "characters"}),
            ("char_ngrams n=2", {"tokenizer": "char_ngrams", "n": 2}),
            ("char_ngrams n=3", {"tokenizer": "char_ngrams", "n": 3}), ("segmenter", {"tokenizer": "segmenter"})]
 
 
-def load_xquad(path: Path) -> tuple[dict, dict, dict]:
-    """(corpus, queries, qrels) of one XQuAD file: paragraphs, questions, each question's paragraph at grade 2."""
+def load_squad(path: Path) -> tuple[dict, dict, dict]:
+    """(corpus, queries, qrels) of one SQuAD-format file: paragraphs ({title, text}: JSQuAD writes its article title
+    before the paragraph, `title [SEP] text`; XQuAD's paragraphs have none), questions, each question's paragraph at
+    grade 2."""
     data = json.loads(path.read_text(encoding="utf-8"))["data"]
     corpus, queries, qrels = {}, {}, {}
     for a, article in enumerate(data):
         for p, para in enumerate(article["paragraphs"]):
             did = f"p{a}_{p}"
-            corpus[did] = para["context"]
+            title, _, text = para["context"].rpartition(" [SEP] ")
+            corpus[did] = {"title": title, "text": text}
             for qa in para["qas"]:
                 queries[qa["id"]] = qa["question"]
                 qrels[qa["id"]] = {did: 2}
@@ -62,12 +69,12 @@ def write_task(folder: Path, name: str, language: str, corpus: dict, queries: di
     data = folder / "data"
     (data / "qrels").mkdir(parents=True, exist_ok=True)
     with open(data / "corpus.jsonl", "w", encoding="utf-8") as f:
-        f.writelines(json.dumps({"_id": d, "title": "", "text": t}, ensure_ascii=False) + "\n" for d, t in corpus.items())
+        f.writelines(json.dumps({"_id": d, **doc}, ensure_ascii=False) + "\n" for d, doc in corpus.items())
     with open(data / "queries.jsonl", "w", encoding="utf-8") as f:
         f.writelines(json.dumps({"_id": q, "text": t}, ensure_ascii=False) + "\n" for q, t in queries.items())
     (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
         f"{q}\t{d}\t{g}\n" for q, docs in qrels.items() for d, g in docs.items()), encoding="utf-8")
-    cfg = {"name": name, "description": "XQuAD paragraphs and questions as retrieval (benchmark).",
+    cfg = {"name": name, "description": "Reading-comprehension paragraphs and questions as retrieval (benchmark).",
            "source": {"format": "beir", "path": "data"}, "languages": [language], "license": "cc-by-sa-4.0",
            "bm25": bm25}
     path = folder / "task.yaml"
@@ -130,7 +137,7 @@ def independent(analyzer, corpus: dict, queries: dict, qrels: dict) -> tuple[flo
     from rank_bm25 import BM25Okapi
 
     ids, qids = list(corpus), list(queries)
-    docs = tokens_of(analyzer, ["\n".join(["", corpus[d]]) for d in ids])
+    docs = tokens_of(analyzer, ["\n".join([corpus[d]["title"], corpus[d]["text"]]) for d in ids])
     if analyzer.stopwords:
         stops = analyzer.stopword_set()
     else:  # mteb's rule without a list: the terms in >= 90% of the documents
@@ -170,21 +177,23 @@ def independent(analyzer, corpus: dict, queries: dict, qrels: dict) -> tuple[flo
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, default=CACHE, help="folder holding xquad.<lang>.json")
+    parser.add_argument("--data", type=Path, default=CACHE, help="folder holding the files (see above)")
     parser.add_argument("--languages", nargs="+", default=list(LANGUAGES), choices=list(LANGUAGES))
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    missing = [lang for lang in args.languages if not (args.data / f"xquad.{lang}.json").is_file()]
+    missing = [LANGUAGES[lang][0] for lang in args.languages if not (args.data / LANGUAGES[lang][0]).is_file()]
     if missing:
-        print(f"{args.data}: no {', '.join(f'xquad.{m}.json' for m in missing)}: copy them from the public XQuAD "
-              "repository (github.com/google-deepmind/xquad, CC BY-SA 4.0) into that folder, or pass --data DIR")
+        print(f"{args.data}: no {', '.join(missing)}: copy xquad.zh.json and xquad.th.json from the public XQuAD "
+              "repository (github.com/google-deepmind/xquad) and datasets/jsquad-v1.3/valid-v1.3.json of JGLUE "
+              "(github.com/yahoojapan/JGLUE) as jsquad-valid-v1.3.json into that folder (all CC BY-SA 4.0), or "
+              "pass --data DIR")
         return 2
     from custom_tasks.bm25_analyzer import BM25Settings, resolve_analyzer
 
     print(f"{'language':<9} {'tokenizer':<17} {'private-mteb':>12} {'bm25s':>8} {'rank_bm25':>9}  analyzer (as run names it)")
     for lang in args.languages:
-        language, _ = LANGUAGES[lang]
-        corpus, queries, qrels = load_xquad(args.data / f"xquad.{lang}.json")
+        file, language = LANGUAGES[lang]
+        corpus, queries, qrels = load_squad(args.data / file)
         per_query: dict[str, dict[str, float]] = {}
         for label, block in [("default (no bm25:)", None), *CHOICES]:
             try:
@@ -193,7 +202,7 @@ def main() -> int:
                 print(f"{lang:<9} {label:<17} {'':>12} {'':>8} {'':>9}  skipped: {e}")
                 continue
             with tempfile.TemporaryDirectory() as tmp:
-                name = f"XQuAD{lang.upper()}"
+                name = f"{'JSQuAD' if lang == 'ja' else 'XQuAD'}{lang.upper()}"
                 task = write_task(Path(tmp), name, language, corpus, queries, qrels, block or {})
                 per_query[label], line = private_mteb(task, Path(tmp), name)
             ours = sum(per_query[label].values()) / len(per_query[label])

@@ -49,9 +49,10 @@ def test_defaults_and_the_analyzer_line():
     assert "chosen by measurement, mteb's BM25 uses single characters" in zh.describe()
     assert (resolve_analyzer(["tha-Thai"]).tokenizer, resolve_analyzer(["tha-Thai"]).n) == ("char_ngrams", 3)
     assert resolve_analyzer(["tha-Thai"], BM25Settings(tokenizer="char_ngrams")).n == 3  # n left out: Thai's
-    assert resolve_analyzer(["jpn-Jpan"], BM25Settings(tokenizer="char_ngrams")).n == 2
-    ja = resolve_analyzer(["jpn-Jpan"])  # no public Japanese data measured: mteb's choice, said
-    assert ja.tokenizer == "characters" and "not measured here" in ja.describe()
+    assert resolve_analyzer(["kor-Hang"], BM25Settings(tokenizer="char_ngrams")).n == 2
+    assert (resolve_analyzer(["jpn-Jpan"]).tokenizer, resolve_analyzer(["jpn-Jpan"]).n) == ("char_ngrams", 2)
+    ko = resolve_analyzer(["kor-Hang"])  # no public Korean data measured: mteb's choice, said
+    assert ko.tokenizer == "characters" and "not measured here" in ko.describe()
     back = resolve_analyzer(["zho-Hans"], BM25Settings(tokenizer="characters"))
     assert back.tokenizer == "characters" and "measurement" not in back.describe()
     assert resolve_analyzer(["ron-Latn"]).tokenizer == "words"
@@ -74,7 +75,7 @@ def test_identity_follows_every_tokenizer_setting(tmp_path, monkeypatch):
     from custom_tasks.bm25_analyzer import token_identity
 
     assert token_identity(["zho-Hans"], None) == {"tokenizer": "char_ngrams", "n": 2}
-    assert token_identity(["jpn-Jpan"], None) is None and token_identity(["ron-Latn"], None) is None
+    assert token_identity(["kor-Hang"], None) is None and token_identity(["ron-Latn"], None) is None
     pytest.importorskip("jieba")
     seg = _task(tmp_path, {"tokenizer": "segmenter"})
     before = seg.settings_fingerprint()
