@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import (AnyUrl, BaseModel, ConfigDict, Field, PastDate, TypeAdapter, ValidationError, ValidationInfo,
                       field_validator, model_validator)
 
-from .bm25_analyzer import BM25Settings
+from .bm25_analyzer import BM25Settings, token_identity
 from .config_problems import did_you_mean, messages, problems, raise_problems
 from .errors import ConfigError
 from .languages import check_languages
@@ -262,6 +262,9 @@ class TaskConfig(BaseModel):
                 from .normalize import VERSION  # what the normaliser does is part of the score it gives
 
                 settings["bm25"]["normalizer"] = VERSION
+        tokens = token_identity(self.languages, self.bm25)  # a measured default tokenizer, a segmenter's version
+        if tokens is not None:
+            settings["bm25_tokens"] = tokens
         if self.grades != DEFAULT_GRADES:  # what a grade means is part of the data (results made before re-run)
             settings["grades"] = {str(k): v for k, v in sorted(self.grades.items())}
         canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -108,7 +108,8 @@ def languages_line(found: DetectedLanguages | None) -> str:
             return out
         own = resolve_analyzer([first])
         flow = (f"{{stemmer: {own.stemmer or 'none'}, stopwords: {own.stopwords or 'none'}"
-                + (", tokenizer: characters" if own.tokenizer == "characters" else "") + "}")
+                + (f", tokenizer: {own.tokenizer}" if own.tokenizer != "words" else "")
+                + (f", n: {own.n}" if own.n else "") + "}")
         out += (f"# several languages: mteb's BM25 uses English's analyzer; for {language_name(first)}'s (the first), "
                 f"uncomment:\n# bm25: {flow}\n")
     return out
