@@ -335,8 +335,10 @@ def _tokens(language: str, chosen: dict[str, Any], mtebs: str, strict: bool = Tr
 def token_identity(languages: list[str], settings: BM25Settings | None) -> dict[str, Any] | None:
     """What the task's `bm25:` keys do not say about its tokens (a measured default, the segmenter's version), for
     the settings fingerprint; None where mteb's own tokenizer is used as written. Never imports mteb."""
+    from .macro_languages import MTEB_BM25_LANGUAGES, choose_analyzer_language
+
     chosen = settings.written() if settings is not None else {}
-    language, _ = analyzer_language(languages)
+    language, _ = choose_analyzer_language(languages, MTEB_BM25_LANGUAGES)  # mteb's table, written without mteb
     if "tokenizer" not in chosen and measured_default(language) is None:
         return None
     if chosen.get("tokenizer") in ("words", "characters"):
