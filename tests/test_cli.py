@@ -177,8 +177,8 @@ def test_stats_reads_each_file_once_per_invocation(tmp_path, monkeypatch):
     from runners.statistics import per_query
 
     reads: Counter = Counter()
-    real_json, real_coll = per_query.read_json, custom_tasks.sources.load_collection
-    monkeypatch.setattr(per_query, "read_json", lambda p: reads.update([p.name]) or real_json(p))
+    real_json, real_coll = per_query.read_per_query, custom_tasks.sources.load_collection
+    monkeypatch.setattr(per_query, "read_per_query", lambda p: reads.update([p.name]) or real_json(p))
     monkeypatch.setattr(custom_tasks.sources, "load_collection",
                         lambda *a, **k: reads.update(["collection"]) or real_coll(*a, **k))
     cfg = _cfg(tmp_path, _folder(tmp_path))

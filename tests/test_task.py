@@ -190,7 +190,8 @@ def test_custom_k_values_reach_mteb_and_every_accepted_name_is_reported(tiny_cop
 #: TaskConfig fields that do not change a score for the same data (source changes the data: content hash)
 NOT_SCORING = {"name", "description", "source", "domains", "license", "labels", "reference", "date",
                "path", "generated_by", "merge",  # merge: the merged grades change the data revision instead
-               "questions"}  # use_unverified: which questions are in the collection, so its revision
+               "questions",  # use_unverified: which questions are in the collection, so its revision
+               "complete_labels"}  # changes what is said of unjudged pairs (notes), not a score
 SCORING_CHANGES = {
     "splits": ["test", "dev"],
     "main_score": "mrr_at_10",
