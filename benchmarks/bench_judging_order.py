@@ -142,7 +142,7 @@ def generated(seed: int, n_queries: int = 150, n_docs: int = 300, noise: tuple[f
 
 
 def from_config(path: Path) -> tuple[Rankings, Qrels, list[int]]:
-    from runners.analysis.stats.candidate_set import config_names
+    from runners.statistics.candidate_set import config_names
     from runners.labels.pool.judged import stored_rankings, task_collection
     from runners.config.benchmark import BenchmarkConfig
     from runners.config.task_lookup import task_config_for

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from runners.analysis.stats.stats_frames import ci_table, paired_tests  # noqa: E402
+from runners.statistics.stats_frames import ci_table, paired_tests  # noqa: E402
 
 TARGET_S = 2.0
 

@@ -169,14 +169,13 @@ class Analyzer:
 
 
 def analyzer_language(languages: list[str]) -> tuple[str, str]:
-    """(ISO 639-3 code, note): mteb's choice for a task's languages; several or none -> English, as mteb does."""
-    codes = sorted({lang.split("-")[0] for lang in languages})
-    if len(codes) == 1:
-        return codes[0], ""
-    if not codes:
-        return "eng", "no languages: mteb's BM25 uses English's analyzer"
-    return "eng", (f"several languages ({', '.join(codes)}): mteb's BM25 uses English's analyzer; "
-                   "choose another with the task's bm25: block")
+    """(ISO 639-3 code, note): whose analyzer BM25 uses for a task's languages. Dialects fold into their
+    macro-language (wuu, cmn -> Chinese) and a non-Latin script is never given English's analyzer
+    (custom_tasks/macro_languages.py); several Latin-script languages, or none -> English, as mteb does."""
+    from .macro_languages import choose_analyzer_language
+    from .mteb_private import private
+
+    return choose_analyzer_language(languages, private("bm25_languages"))
 
 
 def _no_analyzer_note(language: str) -> str:

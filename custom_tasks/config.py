@@ -17,6 +17,7 @@ from .bm25_analyzer import BM25Settings
 from .config_problems import did_you_mean, messages, problems, raise_problems
 from .errors import ConfigError
 from .languages import check_languages
+from .macro_languages import folded_analyzer_language
 from .mteb_names import DEFAULT_K_VALUES, DOMAINS, LICENSES, closest, closest_score_name, retrieval_score_names
 from .path_names import check_name
 from .sources import source_problems
@@ -247,8 +248,15 @@ class TaskConfig(BaseModel):
         }
         if self.languages != DEFAULT_LANGUAGES:  # results stored with the default before this counted stay valid
             settings["languages"] = sorted(self.languages)
+            chosen = folded_analyzer_language(self.languages)
+            if chosen:  # dialects folded / a non-Latin script kept from English: not mteb's choice, a new score
+                settings["analyzer_language"] = chosen
         if self.bm25 is not None and self.bm25.written():  # only what the block sets: no block, same hash as before
             settings["bm25"] = {k: sorted(v) if isinstance(v, list) else v for k, v in self.bm25.written().items()}
+            if settings["bm25"].get("normalize") or settings["bm25"].get("fold_accents"):
+                from .normalize import VERSION  # what the normaliser does is part of the score it gives
+
+                settings["bm25"]["normalizer"] = VERSION
         if self.grades != DEFAULT_GRADES:  # what a grade means is part of the data (results made before re-run)
             settings["grades"] = {str(k): v for k, v in sorted(self.grades.items())}
         canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -137,12 +137,66 @@ def identify(texts: Sequence[str], side: str, limit: int = MAX_TEXTS,
     return out
 
 
+def _folds(documents: LanguageShares, questions: LanguageShares) -> dict[str, str]:
+    """code -> the code it is declared as: each ISO 639-3 macro-language's codes (zho, cmn, wuu, yue ...; ara, arb,
+    ary ...) fold into the one holding most documents, then most questions (custom_tasks/macro_languages.py)."""
+    from .macro_languages import family
+
+    groups: dict[str, list[str]] = {}
+    for code in sorted(set(documents.counts) | set(questions.counts)):
+        groups.setdefault(family(code.split("-")[0]), []).append(code)
+    out = {}
+    for codes in groups.values():
+        head = max(codes, key=lambda c: (documents.counts[c], questions.counts[c], -codes.index(c)))
+        out.update({c: head for c in codes})
+    return out
+
+
+def _folded_shares(shares: LanguageShares, folds: dict[str, str]) -> dict[str, float]:
+    counts: Counter = Counter()
+    for code, n in shares.counts.items():
+        counts[folds.get(code, code)] += n
+    total = sum(counts.values()) or 1
+    return {c: n / total for c, n in counts.items()}
+
+
 def declared(documents: LanguageShares, questions: LanguageShares, min_share: float = MIN_SHARE) -> list[str]:
-    """The languages to write: those with ``min_share`` of the documents or of the questions, ordered by the
-    documents' shares (then the questions'); [] when nothing could be identified."""
-    doc, qry = dict(documents.shares()), dict(questions.shares())
+    """The languages to write: dialects folded into their macro-language's main code, then those with
+    ``min_share`` of the documents or of the questions, ordered by the documents' shares (then the questions');
+    [] when nothing could be identified."""
+    folds = _folds(documents, questions)
+    doc, qry = _folded_shares(documents, folds), _folded_shares(questions, folds)
     chosen = {c for c, s in (*doc.items(), *qry.items()) if s >= min_share}
     return sorted(chosen, key=lambda c: (-doc.get(c, 0.0), -qry.get(c, 0.0), c))
+
+
+def _counted(documents: LanguageShares, questions: LanguageShares, codes: list[str]) -> str:
+    """'120 questions' / '3 documents and 20 questions' labelled as any of ``codes``."""
+    parts = [f"{n:,} {side.side if n != 1 else side.side.rstrip('s')}" for side in (documents, questions)
+             if (n := sum(side.counts[c] for c in codes))]
+    return " and ".join(parts)
+
+
+def fold_line(documents: LanguageShares, questions: LanguageShares, languages: list[str]) -> str:
+    """One line saying what was folded into a declared language and what was left out as too rare ('' when
+    nothing was): 'zho-Hans: 240 documents and 1,050 questions; 120 questions labelled wuu-Hans folded into
+    Chinese (one macro-language for BM25)'."""
+    folds = _folds(documents, questions)
+    parts = []
+    for head in languages:
+        others = sorted(c for c, h in folds.items() if h == head and c != head)
+        if others:
+            from .macro_languages import family
+
+            label = ", ".join(f"{_counted(documents, questions, [c])} labelled {c}" for c in others)
+            parts.append(f"{head}: {_counted(documents, questions, [head])}; {label} folded into "
+                         f"{language_name(family(head.split('-')[0]))} (one macro-language for BM25)")
+    left = sorted({h for h in folds.values() if h not in languages})
+    if left and languages:
+        rare = ", ".join(f"{_counted(documents, questions, [c for c, h in folds.items() if h == code])} labelled "
+                         f"{code}" for code in left)
+        parts.append(f"left out (under {MIN_SHARE:.0%} of documents and of questions): {rare}")
+    return "; ".join(parts)
 
 
 @dataclass
@@ -154,13 +208,16 @@ class DetectedLanguages:
     languages: list[str]
 
     def lines(self) -> list[str]:
-        """'documents: Romanian 97%, English 3% → languages: [ron-Latn]' and the questions' line."""
+        """'documents: Romanian 97%, English 3% → languages: [ron-Latn]', the questions' line, and what was folded
+        into the declared languages or left out."""
         written = f"languages: [{', '.join(self.languages)}]" if self.languages else "languages: not identified"
-        return [f"{self.documents.line()} → {written}", self.questions.line()]
+        folded = fold_line(self.documents, self.questions, self.languages)
+        return [f"{self.documents.line()} → {written}", self.questions.line(), *([folded] if folded else [])]
 
     def to_dict(self) -> dict[str, Any]:
         return {"languages": self.languages, "documents": self.documents.to_dict(),
-                "questions": self.questions.to_dict()}
+                "questions": self.questions.to_dict(),
+                "folded": fold_line(self.documents, self.questions, self.languages) or None}
 
 
 def detect_languages(corpus: Mapping[str, dict[str, str]], queries: Mapping[str, str]) -> DetectedLanguages:

@@ -5,7 +5,7 @@
   earlier one (same normalised text) gets ``-2``, ``-3``... in order of appearance (so does a 40-bit prefix
   collision of two different texts, which is astronomically rare).
 * ``text_hash`` / ``labels_hash`` are stored with each run's per-query scores, so a comparison of two results
-  (runners/analysis/stats/pairing.py) pairs only queries whose id, text and labels are the same.
+  (runners/statistics/pairing.py) pairs only queries whose id, text and labels are the same.
 
 Normalised = Unicode NFC with runs of whitespace collapsed to one space and the ends stripped: a re-saved
 spreadsheet that re-wraps a cell keeps its ids.

@@ -137,7 +137,7 @@ HASH_HEX = 16  # 64 bits of sha1 per query: enough to tell two texts apart, smal
 def query_hashes(task: Any, split: str, subset: str, qrels: dict[str, dict[str, int]]
                  ) -> dict[str, dict[str, str]] | None:
     """Hashes of each evaluated query's text and labels, stored with its scores so comparisons pair a query
-    only with the same question (runners/analysis/stats/pairing.py); None when the task's queries cannot be read."""
+    only with the same question (runners/statistics/pairing.py); None when the task's queries cannot be read."""
     try:
         queries = task.dataset[subset][split]["queries"]
         texts = dict(zip(queries["id"], queries["text"]))

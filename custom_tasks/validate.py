@@ -36,8 +36,8 @@ WARNING_KINDS: dict[str, str] = {
     "truncated_document": "documents longer than a candidate's max_seq_length in its own tokenizer (special tokens "
                           "included): that model never sees their end",
     "duplicate_judgment": "the same (query, document) judged twice in a split with the same grade",
-    "mixed_letter_forms": "the same letters encoded two ways (Romanian ș ț comma below, ş ţ cedilla): a model's "
-                          "tokenizer and BM25 without normalisation see different words",
+    "mixed_letter_forms": "the same letters encoded two ways: a model's tokenizer and BM25 without normalisation see "
+                          "different words",
 }
 
 
@@ -91,7 +91,7 @@ class CollectionBuilder:
         self._labelled_any: set[str] = set()  # queries with labels in any split, including filtered out
         #: every row problem of every file, raised together by ``finish`` (readers skip the bad rows)
         self.log = ProblemLog()
-        self.letter_forms = FormCounts()  # Romanian ș/ş ...: which form each side writes (letter_forms.py)
+        self.letter_forms = FormCounts()  # Romanian ș/ş, Arabic ي/ی ...: which form each side writes (letter_forms.py)
 
     def wants(self, split: str) -> bool:
         return self.wanted is None or split in self.wanted

@@ -6,10 +6,11 @@ Layers, in the direction data flows (each imports only the ones before it):
   search/     search strategies: hybrid, chunked, ANN              (plugged into the executor)
   execution/  rooms backends < encoding < cache < candidates, distributed < runner < measure
               (imports mteb/torch lazily; see runners/execution/__init__.py)
-  analysis/   stored results only, in rooms stats < gate, diagnose, compare, cost < page < report
+  statistics/ the statistics core: per-query tables, intervals, tests, power, confidence sequences (no model)
+  labels/     the ground truth: pool, raters, LLM judge, lint, questions, the judging app (on the statistics
+              core, below analysis; see runners/labels/__init__.py)
+  analysis/   stored results only, in rooms gate, diagnose, compare, cost < page < report
               (see runners/analysis/__init__.py)
-  labels/     the ground truth: pool, raters, LLM judge, lint, questions, the judging app (between the
-              statistics core of analysis and its gate/report; see runners/labels/__init__.py)
   cli/        thin typer commands over the above
 The Python API below is imported lazily, so `import runners` stays cheap.
 """
@@ -31,11 +32,11 @@ _EXPORTS = {
     "run_benchmark": ".execution.run",
     "load_per_query": ".results.store",
     "load_rankings": ".results.store",
-    "stats_report": ".analysis.stats.stats_report",
-    "per_query_table": ".analysis.stats.per_query",
+    "stats_report": ".statistics.stats_report",
+    "per_query_table": ".statistics.per_query",
     "regression_gate": ".analysis.gate.gate",
-    "ci_table": ".analysis.stats.stats_frames",
-    "paired_tests": ".analysis.stats.stats_frames",
+    "ci_table": ".statistics.stats_frames",
+    "paired_tests": ".statistics.stats_frames",
     "regression_check": ".analysis.gate.gate",
     "compare_table": ".analysis.compare.compare",
     "experiment_table": ".analysis.cost.experiments_table",

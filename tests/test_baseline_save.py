@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from conftest import write_benchmark
 from runners.analysis.gate import baseline_copy
-from runners.analysis.analysis_errors import AnalysisError
+from runners.statistics.analysis_errors import AnalysisError
 from runners.cli import app
 from runners.results.store import read_json
 
@@ -65,7 +65,7 @@ def test_small_baseline_gives_the_same_verdict_and_figures(tmp_path, tiny_copy):
     small = tmp_path / "base"
     files = _files(small)
     assert not any("embeddings" in f for f in files) and len(files) < len(_files(full))
-    assert sum(1 for f in files if f.endswith("per_query_test.json")) == 2
+    assert sum(1 for f in files if f.endswith("per_query_test.json.gz")) == 2  # packed (format 2)
     assert sum(1 for f in files if f.endswith("identity.json")) == 2
     for f in files:
         if f.endswith("rankings_test.json.gz"):
@@ -85,6 +85,40 @@ def test_small_baseline_gives_the_same_verdict_and_figures(tmp_path, tiny_copy):
     _run(cfg)
     code, text = _same_check(full, small, results, tmp_path)
     assert code == 1 and "FAIL" in text and "corpus: +10 documents" in " ".join(text.split())
+
+
+def test_a_baseline_of_1190_questions_is_under_a_megabyte_and_checks_the_same(tmp_path):
+    """Issue 46: `baseline save` wrote 4.4 MB for 1,190 questions: per-query files of 42 metrics as indented JSON,
+    1.1 MB per candidate. Packed in columns and gzipped (format 2), every number is kept and read back as written:
+    `check` against it gives the same verdict and figures as against the full results folder."""
+    from chinese_fixture import write_chinese_collection
+    from runners.results.per_query_pack import pack, unpack
+    from runners.results.store import read_per_query
+
+    write_chinese_collection(tmp_path / "zh", n_queries=1190)
+    task = tmp_path / "zh.yaml"
+    task.write_text(json.dumps({"name": "ZhBaseline", "description": "1,190 generated Chinese questions",
+                                "source": {"format": "beir", "path": "zh"}, "splits": ["test"],
+                                "license": "cc0-1.0", "labels": "human", "languages": ["zho-Hans"]}))
+    cfg = write_benchmark(tmp_path, [str(task)], models=[{"name": "bm25", "label": "BM25"}, WORDS])
+    _run(cfg)
+    results = tmp_path / "results"
+    out = runner.invoke(app, ["baseline", "save", str(tmp_path / "base"), "-c", str(cfg), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    saved = json.loads(out.output)
+    assert len(saved["runs"]) == 2 and saved["bytes"] < 1_000_000
+    assert saved["bytes"] / 2 < 250_000  # per candidate: four candidates still under a megabyte
+    assert read_json(tmp_path / "base" / baseline_copy.MARKER)["format"] == 2
+    for packed in (tmp_path / "base").rglob("per_query_test.json.gz"):
+        original = results / packed.relative_to(tmp_path / "base").with_suffix("")
+        whole = read_json(original)
+        assert read_per_query(packed) == whole and list(read_per_query(packed)["subsets"]["default"]) == list(
+            whole["subsets"]["default"])  # the same numbers, keys and order
+        assert unpack(pack(whole)) == whole and len(whole["subsets"]["default"]["ndcg_at_10"]) == 1190
+    full = tmp_path / "base-full"
+    shutil.copytree(results, full)
+    code, text = _same_check(full, tmp_path / "base", results, tmp_path)
+    assert code == 0 and "PASS" in text and "1190" in text
 
 
 def test_save_replaces_its_own_baseline_atomically_and_refuses_other_folders(tmp_path, monkeypatch):

@@ -246,6 +246,18 @@ def test_fingerprint_keeps_tasks_without_the_block_and_follows_every_setting(tmp
     assert a == b  # a word list is a set
 
 
+def test_a_new_normaliser_is_a_new_fingerprint_only_where_the_task_uses_it(tmp_path, monkeypatch):
+    """What normalize_text does is part of the identity of a BM25 run that asks for it (issue 46): a result made by
+    an older normaliser is re-run, not reused. A task that does not ask keeps its fingerprint."""
+    import custom_tasks.normalize as normalize
+
+    blocks = (None, {"stemmer": "german"}, {"normalize": True}, {"fold_accents": True})
+    before = [TaskConfig.from_file(write_task(tmp_path, ["ron-Latn"], b)).settings_fingerprint() for b in blocks]
+    monkeypatch.setattr(normalize, "VERSION", normalize.VERSION + 1)
+    after = [TaskConfig.from_file(write_task(tmp_path, ["ron-Latn"], b)).settings_fingerprint() for b in blocks]
+    assert before[:2] == after[:2] and before[2] != after[2] and before[3] != after[3]
+
+
 def test_changing_the_stemmer_re_runs_and_stores_what_a_fresh_run_stores(tmp_path):
     task_yaml = write_task(tmp_path, ["ron-Latn"])
     cfg, first = run_bm25(tmp_path, task_yaml)

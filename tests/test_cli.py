@@ -174,7 +174,7 @@ def test_stats_reads_each_file_once_per_invocation(tmp_path, monkeypatch):
     from collections import Counter
 
     import custom_tasks.sources
-    from runners.analysis.stats import per_query
+    from runners.statistics import per_query
 
     reads: Counter = Counter()
     real_json, real_coll = per_query.read_json, custom_tasks.sources.load_collection
@@ -300,8 +300,8 @@ def test_check_exit_1_only_for_a_real_regression(tmp_path):
 
 
 def test_an_empty_model_list_never_falls_back_to_the_whole_folder(tmp_path):
-    from runners.analysis.analysis_errors import AnalysisError
-    from runners.analysis.stats.per_query import per_query_table
+    from runners.statistics.analysis_errors import AnalysisError
+    from runners.statistics.per_query import per_query_table
 
     results = _folder(tmp_path)
     assert set(per_query_table(results, TINY)) == {"One", "Two"}  # no list: every model stored (library use)

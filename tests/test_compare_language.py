@@ -106,3 +106,29 @@ def test_public_cells_are_the_languages_subsets_only(tmp_path):
     assert comp.table.loc[BGE, "BelebeleRetrieval"] == pytest.approx(0.65, abs=1e-9)
     assert comp.table.loc[MINILM, "WikipediaRetrievalMultilingual"] == pytest.approx(0.8, abs=1e-9)
     assert comp.table.loc[BGE, "Mean (Public)"] == pytest.approx((0.65 + 0.85) / 2, abs=1e-9)
+
+
+def _language_set(languages: list[str]):
+    """The public set for one private task in ``languages`` (only its eval_langs is read: mteb's benchmarks decide)."""
+    from types import SimpleNamespace
+
+    from runners.analysis.compare.public_language import language_public_set
+
+    return language_public_set([SimpleNamespace(metadata=SimpleNamespace(eval_langs=languages))])
+
+
+def test_macro_language_codes_pick_the_same_public_benchmark():
+    """Issue 46: `init` writes zho-Hans where mteb's Chinese tasks say cmn: zho-Hans was compared with a legal
+    benchmark, cmn-Hans with MTEB(cmn). Both are Chinese (ISO 639-3 macro-language): the same general set."""
+    zho, cmn = _language_set(["zho-Hans"]), _language_set(["cmn-Hans"])
+    assert zho.label.split(" retrieval")[0] == cmn.label.split(" retrieval")[0] == "MTEB(cmn, v1)"
+    assert [t.metadata.name for t in zho.tasks] == [t.metadata.name for t in cmn.tasks]
+    assert "LeCaRDv2" not in [t.metadata.name for t in zho.tasks]
+
+
+def test_a_general_benchmark_comes_before_a_domain_one_and_the_choice_is_said():
+    """Arabic: MTEB(Medical, v1) has the fewest languages, a general multilingual set exists: that one, said."""
+    ara = _language_set(["ara-Arab"])
+    assert not ara.label.startswith("MTEB(Medical")
+    assert "a general benchmark before domain ones (MTEB(Medical, v1) (Medical))" in ara.note
+    assert _language_set(["arb-Arab"]).label.split(" retrieval")[0] == ara.label.split(" retrieval")[0]

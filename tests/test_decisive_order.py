@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from runners.labels.pool.decisive_order import decide_pairs, decisive_order
-from runners.analysis.analysis_errors import AnalysisError
+from runners.statistics.analysis_errors import AnalysisError
 from runners.labels.judging.plan import make_plan
 
 

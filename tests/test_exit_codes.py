@@ -45,7 +45,7 @@ def _boom(exc: BaseException):
 
 
 def test_unexpected_exception_is_one_internal_error_line(bench, monkeypatch):
-    monkeypatch.setattr("runners.analysis.stats.stats_report.stats_report", _boom(RuntimeError("boom")))
+    monkeypatch.setattr("runners.statistics.stats_report.stats_report", _boom(RuntimeError("boom")))
     code, out = _invoke(["stats", "-c", str(bench)])
     assert code == 2, out
     assert out == "error: internal error: RuntimeError: boom (run with PRIVATE_MTEB_DEBUG=1 for the traceback)"
@@ -53,7 +53,7 @@ def test_unexpected_exception_is_one_internal_error_line(bench, monkeypatch):
 
 def test_debug_env_shows_the_traceback(bench, monkeypatch):
     monkeypatch.setenv("PRIVATE_MTEB_DEBUG", "1")
-    monkeypatch.setattr("runners.analysis.stats.stats_report.stats_report", _boom(RuntimeError("boom")))
+    monkeypatch.setattr("runners.statistics.stats_report.stats_report", _boom(RuntimeError("boom")))
     result = runner.invoke(app, ["stats", "-c", str(bench)])
     assert result.exit_code == 2 and "Traceback" in result.output and "RuntimeError: boom" in result.output
 
@@ -68,7 +68,7 @@ def test_debug_env_shows_the_traceback(bench, monkeypatch):
     (json.JSONDecodeError("Expecting value", "{", 1), "a stored JSON file is damaged"),
 ])
 def test_environment_faults_exit_2_with_one_line(bench, monkeypatch, exc, pattern):
-    monkeypatch.setattr("runners.analysis.stats.stats_report.stats_report", _boom(exc))
+    monkeypatch.setattr("runners.statistics.stats_report.stats_report", _boom(exc))
     code, out = _invoke(["stats", "-c", str(bench)])
     assert code == 2 and len(out.splitlines()) == 1 and out.startswith("error: ") and pattern in out, out
 
@@ -149,8 +149,8 @@ def test_real_process_internal_error_is_one_line(bench):
 
 
 def test_brackets_in_an_error_are_printed_not_taken_as_markup(bench, monkeypatch):
-    from runners.analysis.analysis_errors import AnalysisError
+    from runners.statistics.analysis_errors import AnalysisError
 
-    monkeypatch.setattr("runners.analysis.stats.stats_report.stats_report", _boom(AnalysisError("x [bold]y[/bold] [0.1, 0.2]")))
+    monkeypatch.setattr("runners.statistics.stats_report.stats_report", _boom(AnalysisError("x [bold]y[/bold] [0.1, 0.2]")))
     code, out = _invoke(["stats", "-c", str(bench)])
     assert code == 2 and out == "error: x [bold]y[/bold] [0.1, 0.2]", out

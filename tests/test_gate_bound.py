@@ -12,7 +12,7 @@ from scipy import stats as sps
 from typer.testing import CliRunner
 
 from runners.analysis.gate.gate import regression_check
-from runners.analysis.stats.resampling import drop_bound, randomization_test
+from runners.statistics.resampling import drop_bound, randomization_test
 from runners.cli import app
 from tests.conftest import TINY_YAML
 from tests.fake_results import QUERIES, write_config, write_model

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.analysis.analysis_errors import AnalysisError
+from runners.statistics.analysis_errors import AnalysisError
 from runners.labels.pool.judged import judged_at_k, judged_ceiling, judged_line, judged_meaning, judged_report
 from runners.results.store import atomic_write_json, run_dir, task_result_path
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from runners.labels.pool.judged import ranked_ids, stored_rankings, task_collection
 from runners.labels.pool.label_status import label_status
-from runners.analysis.stats.per_query import load_score_map
+from runners.statistics.per_query import load_score_map
 from runners.labels.pool.verdict_bounds import ndcg
 from runners.cli import app
 from runners.config.benchmark import BenchmarkConfig

@@ -7,8 +7,8 @@
   below it (ROOMS, ANALYSIS_ROOMS), holds at most MAX_ROOM_FILES files and says in its `__init__.py` docstring
   what it owns; docs/layout.md names every package folder; no two modules share a file name;
 * the ground truth (issue 37), runners/labels/: rooms ordered the same way (LABEL_ROOMS); labels sits on the
-  statistics core of analysis (ANALYSIS_CORE) and below the rest of analysis, which reads its pool, notes, raters
-  and judge but never its judging app, questions or lint;
+  statistics core (issue 47: runners/statistics/, a layer of its own, ANALYSIS_CORE) and below analysis, which reads
+  its pool, notes, raters and judge but never its judging app, questions or lint;
 * no import cycles between files: module A depends on module B when A's file imports B anywhere (module
   level, inside a function, under ``if TYPE_CHECKING:``): a lazy import hides a cycle, it does not remove it;
 * analysis commands and `--help` start without torch / transformers / sentence-transformers / mteb.
@@ -45,25 +45,32 @@ FORBIDDEN = {
     "runners.results": {"runners.config", "runners.search", "runners.execution", "runners.analysis",
                         "runners.labels", "runners.cli"},
     "runners.search": {"runners.config", "runners.execution", "runners.analysis", "runners.labels", "runners.cli"},
+    # the statistics core (issue 47): per-query tables from stored results, intervals, tests, power, confidence
+    # sequences, the prediction-powered estimators; below both labels and analysis, which lean on it
+    "runners.statistics": {"runners.search", "runners.execution", "runners.analysis", "runners.labels",
+                           "runners.cli", "runners.retrievers"},
     "runners.execution": {"runners.analysis", "runners.labels", "runners.cli"},
     # analysis reads the facts of labels' pool/, notes/, raters/ and judge/ (judged@k, the unjudged mark, the
     # notes under a verdict, agreement for the report); never its apps: the judging app, questions, lint
     "runners.analysis": {"runners.execution", "runners.search.ann", "runners.search.hybrid", "runners.cli",
                          "runners.labels.judging", "runners.labels.questions", "runners.labels.lint"},
-    # the ground truth (issue 37): reads collections, stored rankings and raters' files, on the statistics core of
-    # analysis (ANALYSIS_CORE); runs no model. Its rooms are ordered by LABEL_ROOMS; three reach further down:
-    "runners.labels": {"runners.execution", "runners.search", "runners.cli", "runners.retrievers"},
+    # the ground truth (issue 37): reads collections, stored rankings and raters' files, on the statistics core
+    # (runners/statistics/); runs no model, never imports analysis. Its rooms are ordered by LABEL_ROOMS; three
+    # reach further down:
+    "runners.labels": {"runners.execution", "runners.search", "runners.cli", "runners.retrievers", "runners.analysis"},
     # the LLM judge and writer: HTTP only (execution/remote/), no model, cache or candidate
-    "runners.labels.judge": {"runners.search", "runners.cli", "runners.retrievers"} | _execution_but("remote"),
+    "runners.labels.judge": {"runners.search", "runners.cli", "runners.retrievers", "runners.analysis"}
+                            | _execution_but("remote"),
     # tasks lint: the truncation check counts each candidate's tokens with the model's own tokenizer files
-    "runners.labels.lint": {"runners.search.ann", "runners.search.hybrid", "runners.cli", "runners.retrievers"}
-                           | _execution_but("encoding"),
+    "runners.labels.lint": {"runners.search.ann", "runners.search.hybrid", "runners.cli", "runners.retrievers",
+                            "runners.analysis"} | _execution_but("encoding"),
     # questions made after the collection (issue 38): a query log sampled, questions generated, the added file;
     # may encode (topic clusters, through the embedding cache) and call an LLM; commands sit on top
     "runners.labels.questions": {"runners.cli", "runners.retrievers", "runners.execution.run",
-                                 "runners.execution.measure"},
+                                 "runners.execution.measure", "runners.analysis"},
     # the judging app (issue 31): reads collections, stored rankings and raters' files; never runs a model
-    "runners.labels.judging": {"runners.execution", "runners.search", "runners.cli", "runners.retrievers"},
+    "runners.labels.judging": {"runners.execution", "runners.search", "runners.cli", "runners.retrievers",
+                               "runners.analysis"},
     # `kind: retriever` adapters: plug-ins handed an embedder, importing no layer of private-mteb
     "runners.retrievers": {"runners.config", "runners.results", "runners.search", "runners.execution",
                            "runners.analysis", "runners.labels", "runners.cli"},
@@ -95,25 +102,24 @@ LABEL_ROOMS = {
     "judging": {"questions", "raters", "pool"},  # the judging app of `labels serve` (redacts edited questions)
 }
 
-#: the statistics core of analysis (its stats/ room and the error type), below labels: labels imports these and no
-#: other module of analysis, and they import neither labels nor the rest of analysis; the rest of analysis (gate, report, best, inspect, ...) sits
-#: above labels' pool/, notes/, raters/ and judge/ and reads their facts. No cycle of layers either way.
-ANALYSIS_CORE = ("runners.analysis.analysis_errors", "runners.analysis.stats")
+#: the statistics core (issue 47: runners/statistics/, with the error type), below labels and analysis: labels imports
+#: it and no module of analysis, and it imports neither labels nor analysis; analysis (gate, report, best, inspect,
+#: ...) sits above labels' pool/, notes/, raters/ and judge/ and reads their facts. No cycle of layers either way.
+ANALYSIS_CORE = ("runners.statistics",)
 
 #: room of runners/analysis -> the rooms it may import (besides itself); "base" is analysis's own files (BASE):
-#: the error type and literal text, below every room. Lowest first: base < stats < gate, diagnose, compare, cost <
-#: page (what a report page is made of) < report (its sections and build_report).
+#: literal text, below every room. Lowest first: base < gate, diagnose, compare, cost < page (what a report page is
+#: made of) < report (its sections and build_report). All of them stand on runners/statistics/.
 ANALYSIS_ROOMS = {
     "base": set(),
-    "stats": {"base"},
-    "gate": {"stats", "base"},
-    "diagnose": {"stats", "base"},
-    "compare": {"stats", "base"},
-    "cost": {"stats", "base"},
-    "page": {"gate", "stats", "base"},
-    "report": {"page", "gate", "diagnose", "compare", "cost", "stats", "base"},
+    "gate": {"base"},
+    "diagnose": {"base"},
+    "compare": {"base"},
+    "cost": {"base"},
+    "page": {"gate", "base"},
+    "report": {"page", "gate", "diagnose", "compare", "cost", "base"},
 }
-ANALYSIS_BASE = {"analysis_errors.py", "markdown_text.py", "plot_text.py"}
+ANALYSIS_BASE = {"markdown_text.py", "plot_text.py"}
 
 
 def _modules() -> dict[str, Path]:
@@ -304,9 +310,9 @@ def test_core_checker_sees_both_directions(tmp_path: Path) -> None:
     up, down = tmp_path / "up.py", tmp_path / "down.py"
     up.write_text("from ...analysis.gate import regression_gate\n")
     down.write_text("def f():\n    from ..labels.pool.judged import judged_at_k\n")
-    bad = _core_violations({"runners.labels.pool.up": up, f"{ANALYSIS_CORE[1]}": down})
+    bad = _core_violations({"runners.labels.pool.up": up, "runners.statistics.down": down})
     assert "runners.labels.pool.up imports runners.analysis.gate (analysis outside ANALYSIS_CORE)" in bad
-    assert f"{ANALYSIS_CORE[1]} (core) imports runners.labels.pool.judged" in bad
+    assert "runners.statistics.down (core) imports runners.labels.pool.judged" in bad
 
 
 def test_every_labels_room_is_known_small_and_says_what_it_owns() -> None:
@@ -336,18 +342,18 @@ def test_analysis_rooms_import_only_the_rooms_below_them() -> None:
 
 
 def test_analysis_room_checker_sees_a_room_reaching_up(tmp_path: Path) -> None:
-    """The checker must be able to fail: the statistics core importing the gate, inside a function; and the base
+    """The checker must be able to fail: the diagnose room importing the gate, inside a function; and the base
     importing a room."""
     src = tmp_path / "fake.py"
     src.write_text("def f():\n    from ..gate.gate import regression_gate\n")
-    assert _analysis_room_violations({"runners.analysis.stats.fake": src}) == [
-        "runners.analysis.stats.fake (stats) imports runners.analysis.gate.gate (gate)",
-        "runners.analysis.stats.fake (stats) imports runners.analysis.gate.gate.regression_gate (gate)"]
+    assert _analysis_room_violations({"runners.analysis.diagnose.fake": src}) == [
+        "runners.analysis.diagnose.fake (diagnose) imports runners.analysis.gate.gate (gate)",
+        "runners.analysis.diagnose.fake (diagnose) imports runners.analysis.gate.gate.regression_gate (gate)"]
     base = tmp_path / "plot_text.py"
-    base.write_text("from .stats import power\n")
+    base.write_text("from .gate import best\n")
     assert _analysis_room_violations({"runners.analysis.plot_text": base}) == [
-        "runners.analysis.plot_text (base) imports runners.analysis.stats (stats)",
-        "runners.analysis.plot_text (base) imports runners.analysis.stats.power (stats)"]
+        "runners.analysis.plot_text (base) imports runners.analysis.gate (gate)",
+        "runners.analysis.plot_text (base) imports runners.analysis.gate.best (gate)"]
 
 
 def test_every_analysis_room_is_known_small_and_says_what_it_owns() -> None:
@@ -469,8 +475,8 @@ def _heavy_modules_after(code: str) -> list[str]:
 
 def test_analysis_layer_imports_no_model_library() -> None:
     code = ("import runners, custom_tasks\n"
-            "import runners.cli, runners.analysis.stats.stats_report, runners.analysis.gate.gate\n"
-            "import runners.analysis.stats.per_query\n"
+            "import runners.cli, runners.statistics.stats_report, runners.analysis.gate.gate\n"
+            "import runners.statistics.per_query\n"
             "import runners.analysis.cost.experiments_table, runners.config.experiments, custom_tasks.stats\n"
             "custom_tasks.find_task_configs(); runners.stats_report")
     assert _heavy_modules_after(code) == []
@@ -611,7 +617,7 @@ def test_the_name_checker_sees_a_repeat() -> None:
 def test_each_room_says_in_two_lines_what_it_owns() -> None:
     """Issue 37: a room's `__init__.py` opens with a docstring of at most two lines saying what it owns (the layers
     above them, runners/, execution/, analysis/, labels/, keep their longer maps of the rooms)."""
-    rooms = [REPO / "runners" / name for name in ("config", "results", "search")]
+    rooms = [REPO / "runners" / name for name in ("config", "results", "search", "statistics")]
     for layer in ("execution", "analysis", "labels"):
         rooms += [p.parent for p in sorted((REPO / "runners" / layer).glob("*/__init__.py"))]
     assert len(rooms) > 20

@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from custom_tasks.letter_forms import FAMILIES
+from custom_tasks.letter_forms import FAMILIES, KEPT
 from custom_tasks.normalize import normalize_text
 
 CEDILLA = "Şcoala de fetiţe îşi ţine porţile deschise"  # what a pre-2007 keyboard types
@@ -49,11 +49,36 @@ def test_arabic_persian_letters_apostrophes_and_soft_hyphen() -> None:
     assert normalize_text("infor\u00admation") == "information"
 
 
-def test_accent_folding_is_optional_and_leaves_other_scripts_alone() -> None:
+def test_accent_folding_is_optional() -> None:
     assert normalize_text("Fată Ștefan Ωραία ёлка łódź") == "fată ștefan ωραία ёлка łódź"
     assert normalize_text("Fată Ștefan Ωραία ёлка łódź", fold_accents=True) == "fata stefan ωραια елка lodz"
-    for text in ("हिन्दी", "ภาษาไทย", "שָׁלוֹם"):  # vowel signs and points are letters there, not accents
+
+
+def test_accent_folding_drops_diacritics_in_every_script_but_keeps_spelling_marks() -> None:
+    """Unicode's Diacritic marks go in every script (nukta, hamza, Thai tone marks); vowel signs, viramas and the
+    kana voicing marks are spelling and stay."""
+    assert normalize_text("ज़रूर", fold_accents=True) == "जरूर"  # nukta: "z" typed as "j"
+    assert normalize_text("ज़रूर") == "ज़रूर"
+    assert normalize_text("أحمد إلى آخر مسؤول", fold_accents=True) == "احمد الى اخر مسوول"
+    assert normalize_text("ไม่", fold_accents=True) == "ไม"  # mai ek, a tone mark
+    for text in ("हिन्दी", "ภาษาไทย", "がくせい", "ガッコウ"):  # vowel signs, virama, dakuten: letters, not accents
         assert normalize_text(text, fold_accents=True) == unicodedata.normalize("NFKC", text)
+
+
+def test_arabic_tashkeel_and_hebrew_points_are_dropped_always() -> None:
+    """Vowel points are optional in both scripts: a vowelled copy is the same text (without fold_accents)."""
+    assert normalize_text("كَتَبَ الوَلَدُ الدَّرْسَ") == normalize_text("كتب الولد الدرس")
+    assert normalize_text("مُحَمَّدٌ") == normalize_text("محمد")
+    assert normalize_text("هٰذا") == normalize_text("هذا")  # superscript alef
+    assert normalize_text("شָׁלוֹם עוֹלָם"[1:]) == normalize_text("לום עולם")
+    assert normalize_text("אֶת־הַבַּיִת") == "את־הבית"  # the maqaf (punctuation) stays
+    assert normalize_text("أ") == "أ"  # hamza is part of the letter, kept unless accents are folded
+
+
+def test_traditional_chinese_is_compared_as_simplified_but_japanese_is_not() -> None:
+    assert normalize_text("臺灣的電腦軟體與漢字") == normalize_text("台湾的电脑软体与汉字") == "台湾的电脑软体与汉字"
+    assert normalize_text("汉字简体") == "汉字简体"  # Simplified text is left as it is
+    assert normalize_text("機械の学習") == "機械の学習"  # kana: Japanese, whose 機 is not Traditional for 机
 
 
 def test_idempotent() -> None:
@@ -64,8 +89,8 @@ def test_idempotent() -> None:
 
 
 def test_every_form_validate_tells_apart_is_one_form_to_the_normaliser() -> None:
-    """letter_forms.FAMILIES (validate's mixed_letter_forms) and normalize_text agree: the first form is kept."""
-    for forms in FAMILIES.values():
-        kept, *others = forms.values()
-        for other in others:
+    """letter_forms.FAMILIES (validate's mixed_letter_forms) and normalize_text agree: letter_forms.KEPT is kept."""
+    for family, forms in FAMILIES.items():
+        kept = forms[KEPT[family]]
+        for other in (chars for form, chars in forms.items() if form != KEPT[family]):
             assert other != kept and normalize_text(other) == normalize_text(kept) == kept.casefold()

@@ -1,12 +1,12 @@
-"""Queries identified by content (custom_tasks/query_ids.py) and paired explicitly (runners/analysis/stats/pairing.py)."""
+"""Queries identified by content (custom_tasks/query_ids.py) and paired explicitly (runners/statistics/pairing.py)."""
 
 from __future__ import annotations
 
 import doctest
 
 from custom_tasks.query_ids import ContentIds, labels_hash, text_hash
-from runners.analysis.stats import pairing
-from runners.analysis.stats.pairing import pair_queries
+from runners.statistics import pairing
+from runners.statistics.pairing import pair_queries
 
 
 def test_doctest_of_pairing():
@@ -60,7 +60,7 @@ def test_gate_on_results_stored_without_hashes(tmp_path):
     import pytest
 
     from fake_results import scores, write_model
-    from runners.analysis.analysis_errors import AnalysisError
+    from runners.statistics.analysis_errors import AnalysisError
     from runners.analysis.gate.gate import regression_gate
 
     base, cand = tmp_path / "base", tmp_path / "cand"
@@ -91,7 +91,7 @@ def test_stats_across_data_revisions_pairs_unchanged_queries_and_says_so(tmp_pat
     from typer.testing import CliRunner
 
     from fake_results import QUERIES, scores, write_config, write_model
-    from runners.analysis.stats.stats_report import stats_report
+    from runners.statistics.stats_report import stats_report
     from runners.cli import app
 
     texts = {q: f"question {q}" for q in QUERIES}

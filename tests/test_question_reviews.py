@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from judging_fixture import GENERATED, lines, write_added, write_task
-from runners.analysis.analysis_errors import AnalysisError
+from runners.statistics.analysis_errors import AnalysisError
 from runners.labels.raters.review_store import ReviewLog, check_review, read_reviews, reviews_path
 
 GRADES = {2: "answers", 1: "partly", 0: "no"}

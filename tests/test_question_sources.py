@@ -185,7 +185,7 @@ def test_a_source_too_small_for_a_verdict_is_said_not_silently_left_out():
     """A source with one question has no interval or verdict, but the reader must see why its questions are in
     'all' and in no source row (e.g. a second generator's single accepted question)."""
     from runners.labels.notes.generator_guard import source_verdict_lines
-    from runners.analysis.stats.stats_report import report_from_scores
+    from runners.statistics.stats_report import report_from_scores
 
     rng = np.random.default_rng(0)
     qids = [f"q{i}" for i in range(21)]

@@ -27,7 +27,7 @@ from runners.labels.questions.log_strata import Stratum, allocate
 from runners.labels.questions.redact import Redactor
 
 PERSONAL = ["maria.popescu@example.com", "+40 721 234 567", "4111 1111 1111 1111", "RO49AAAA1B31007593840000",
-            "192.168.14.201", "1960529460011"]
+            "192.168.14.201", "1960529460011", "+44 20 5118 6857"]  # the last: "possible", not "valid" (issue 46)
 USERS = ["user-7731", "sess-a9f3e1"]
 
 
@@ -140,7 +140,7 @@ def test_rules_are_printed_and_changeable(tmp_path: Path) -> None:
 
 
 def test_no_personal_value_or_user_id_is_written_or_shown(tmp_path: Path) -> None:
-    rows = [(f"question about {kind} {v} please", 3) for kind, v in zip("abcdef", PERSONAL)]
+    rows = [(f"question about {kind} {v} please", 3) for kind, v in zip("abcdefg", PERSONAL, strict=True)]
     rows += [("parental leave policy", 20), ("order NW-2045 status", 4)]  # a product code is not personal
     log = _log(tmp_path / "log.csv", rows)
     cfg = _task(tmp_path)

@@ -56,6 +56,33 @@ def test_a_national_phone_form_needs_its_region() -> None:
         Redactor(phone_regions=("XX",))
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("call +44 20 5118 6857 now", "call [PHONE] now"),  # London, a range not allocated today
+    ("or 0044 20 5118 6857", "or [PHONE]"),  # the same number after the UK's exit code
+    ("call +1 999 555 0143 please", "call [PHONE] please"),  # area code 999: not in the plan
+    ("+40 799 123 456 or +33 9 99 99 99 99", "[PHONE] or [PHONE]"),
+])
+def test_international_numbers_are_redacted_when_possible_not_only_when_valid(text: str, expected: str) -> None:
+    """A number in international form is a phone number whether or not its range is allocated today (issue 46):
+    phonenumbers calls these "possible" (a length the country's plan allows) but not "valid"."""
+    raw = [phonenumbers.parse(n, None) for n in ("+44 20 5118 6857", "+1 999 555 0143")]
+    assert all(phonenumbers.is_possible_number(n) and not phonenumbers.is_valid_number(n) for n in raw)
+    res = _one(text)
+    assert res.text == expected and set(res.counts) == {"phone"}
+
+
+@pytest.mark.parametrize("text", [
+    "sales +12 345 678 units in 2024",  # a signed amount: a local-only length after +1 is no full number
+    "revenue +1 250 000 EUR, +15% on 2023",
+    "up +12 degrees, +3.5 points, +1200 m",
+    "score +100 in 2025 and 1,250.00 paid",
+    "+3 0000000 is no number",
+])
+def test_signed_amounts_and_years_are_not_phone_numbers(text: str) -> None:
+    res = _one(text)
+    assert res.text == text and not res.redacted, res.counts
+
+
 @pytest.mark.parametrize("text", [
     "card 4111 1111 1111 1112 declined",          # Luhn fails, grouped: no rule applies
     "iban RO49 AAAA 1B31 0075 9384 0001 please",  # mod-97 fails

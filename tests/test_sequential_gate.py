@@ -1,4 +1,4 @@
-"""Issue 40: a gate that stays valid when it is checked after every change (runners/analysis/stats/confseq.py).
+"""Issue 40: a gate that stays valid when it is checked after every change (runners/statistics/confseq.py).
 
 (a) simulation: with no real drop, the fixed-sample gate re-checked as questions arrive raises false alarms far
     above 5%, the anytime gate stays at or below 5%; with a real drop, the anytime gate detects it (delay stated);
@@ -17,8 +17,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from runners.analysis.stats.confseq import arrival_order, drop_lower_bounds, lower_bounds
-from runners.analysis.stats.resampling import drop_bound
+from runners.statistics.confseq import arrival_order, drop_lower_bounds, lower_bounds
+from runners.statistics.resampling import drop_bound
 from runners.cli import app
 from tests.conftest import TINY_YAML
 from tests.fake_results import write_config, write_model

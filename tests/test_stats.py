@@ -11,9 +11,9 @@ import pytest
 from scipy import stats as sps
 
 from runners.analysis.gate.gate import GateResult, regression_check
-from runners.analysis.stats.intervals import bootstrap_ci, holm, metric_label, randomization_test
-from runners.analysis.stats.power import min_detectable_difference, power_warning
-from runners.analysis.stats.stats_frames import align, breakdown, by_tag, ci_table, paired_tests, power_report
+from runners.statistics.intervals import bootstrap_ci, holm, metric_label, randomization_test
+from runners.statistics.power import min_detectable_difference, power_warning
+from runners.statistics.stats_frames import align, breakdown, by_tag, ci_table, paired_tests, power_report
 
 
 def _series(values, prefix="q"):

@@ -14,11 +14,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from runners.analysis.stats import intervals as stats
-from runners.analysis.stats import power
+from runners.statistics import intervals as stats
+from runners.statistics import power
 from runners.analysis.gate.gate import regression_check
 from runners.labels.pool.judged import nan_mean
-from runners.analysis.stats.stats_frames import breakdown, by_tag, ci_table, paired_tests, power_report
+from runners.statistics.stats_frames import breakdown, by_tag, ci_table, paired_tests, power_report
 
 
 def _data(n: int, k: int, seed: int) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:

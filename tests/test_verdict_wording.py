@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from conftest import TINY_YAML
 from fake_results import scores, write_config, write_model
-from runners.analysis.stats import intervals as stats
-from runners.analysis.stats import power
+from runners.statistics import intervals as stats
+from runners.statistics import power
 from runners.analysis.gate.gate import regression_check
 from runners.cli import app
 

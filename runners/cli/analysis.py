@@ -26,14 +26,14 @@ def _split(text: Optional[str]) -> list[str]:
 
 def chosen_candidates(cfg: Any, models: Optional[str], tasks: list[str]) -> Any:
     """The config's candidates (models and experiments) or `--models` (names or labels), each with results for
-    every task: one rule for every command (runners/analysis/stats/candidate_set.py)."""
-    from ..analysis.stats.candidate_set import candidate_set
+    every task: one rule for every command (runners/statistics/candidate_set.py)."""
+    from ..statistics.candidate_set import candidate_set
 
     return candidate_set(cfg, _split(models) if models is not None else None, tasks)
 
 
 def _stats_table(rep: Any, confidence: float, resamples: int) -> None:
-    from ..analysis.stats.intervals import metric_label, pair_note
+    from ..statistics.intervals import metric_label, pair_note
 
     label = metric_label(rep.metric)
     costs = any("p50_ms" in r for r in rep.interval_rows)  # a latency pass stored figures (analysis/cost/cost.py)
@@ -70,8 +70,8 @@ def _decision(rep: Any, task_name: str, names: list[str], results_dir: Path, mar
               confidence: float, among: str = "") -> Optional[dict[str, Any]]:
     """Cost columns into the report's interval rows, and the cheapest-not-worse sentence (None: nothing measured)."""
     from ..analysis.cost.cost import attach, cheapest_not_worse, cost_rows
-    from ..analysis.stats.per_query import label_of
-    from ..analysis.stats.intervals import metric_label
+    from ..statistics.per_query import label_of
+    from ..statistics.intervals import metric_label
 
     costs = cost_rows(results_dir, task_name, names, {n: label_of(results_dir, n) for n in names})  # 95% intervals
     if not attach(rep.interval_rows, costs):
@@ -149,8 +149,8 @@ def stats_cmd(
     if fmt not in FORMATS:
         raise typer.BadParameter(f"unknown format '{fmt}' ({'|'.join(FORMATS)})", param_hint="--format")
     from ..analysis.diagnose.analyzer_notes import analyzer_lines, stored_analyzers
-    from ..analysis.stats.per_query import read_once
-    from ..analysis.stats.stats_report import best_sentence, stats_report
+    from ..statistics.per_query import read_once
+    from ..statistics.stats_report import best_sentence, stats_report
     from ..labels.notes.generator_guard import source_verdict_lines
     from ..labels.notes.label_notes import label_notes, stats_tags
 
@@ -291,7 +291,7 @@ def check_cmd(
 
         scope = optional_config(None)
     if scope is not None:  # the config's candidates (models and experiments), as every command compares
-        from ..analysis.stats.candidate_set import config_names
+        from ..statistics.candidate_set import config_names
         from ..config.benchmark import BenchmarkConfig
 
         scoped = BenchmarkConfig.from_file(scope)
@@ -359,7 +359,7 @@ def _stale_candidate(config: Optional[Path], results: Path, candidate: Optional[
     found = optional_config(config)
     if found is None or (candidate is not None and Path(candidate).resolve() != Path(results).resolve()):
         return []
-    from ..analysis.stats.candidate_set import config_names
+    from ..statistics.candidate_set import config_names
     from ..analysis.diagnose.stale_runs import stale_lines
     from ..config.benchmark import BenchmarkConfig
     from ..config.task_lookup import task_name_for

@@ -80,7 +80,7 @@ def backends_cmd(
                   f"{repeats} run(s) each, interleaved; load average {load:.1f} on {os.cpu_count()} CPUs", highlight=False)
     console.print(f"{'backend':<15} {'seconds':>8} {'ratio':>6} {'max|cos diff|':>13} {'nDCG@10':>8} "
                   f"{'diff [95% CI]':>28} {'p (Holm)':>9} {'top-10 changed':>15}", highlight=False)
-    from ..analysis.stats.intervals import format_diff, format_p
+    from ..statistics.intervals import format_diff, format_p
 
     for r in out:
         ci = format_diff(r["diff"], r["diff_ci_low"], r["diff_ci_high"], 5)  # the figures every command prints

@@ -58,7 +58,7 @@ def error_line(e: BaseException) -> tuple[int, str]:
     """(exit code, one line) for an exception that escaped a command."""
     from custom_tasks.errors import CollectionError
 
-    from ..analysis.analysis_errors import AnalysisError
+    from ..statistics.analysis_errors import AnalysisError
 
     if isinstance(e, KeyboardInterrupt):
         return EXIT_INTERRUPTED, "interrupted"
@@ -197,8 +197,8 @@ def print_data(text: str) -> None:
 
 
 def fmt4(x: float) -> str:
-    """A metric's value, printed the one way every command prints it (analysis.stats.format_score)."""
-    from ..analysis.stats.intervals import format_score
+    """A metric's value, printed the one way every command prints it (statistics.format_score)."""
+    from ..statistics.intervals import format_score
 
     return format_score(x)
 

@@ -29,7 +29,7 @@ def experiments_cmd(
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
     from ..analysis.cost.experiments_table import experiment_table, format_experiment_table
-    from ..analysis.stats.per_query import check_metric, stored_metrics
+    from ..statistics.per_query import check_metric, stored_metrics
     from ..results.store import atomic_write_bytes
 
     cfg = load_config(config, results, "experiments-demo.yaml")

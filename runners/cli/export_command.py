@@ -36,8 +36,8 @@ def export_run_cmd(
     offline_default()
     _check_format(fmt, ("table", "json"))
     from ..analysis.diagnose.inspect import resolve_model
-    from ..analysis.stats.per_query import label_of
-    from ..analysis.stats.candidate_set import config_names
+    from ..statistics.per_query import label_of
+    from ..statistics.candidate_set import config_names
     from ..config.task_lookup import pick_task, task_name_for
     from ..results.export import export_run
 

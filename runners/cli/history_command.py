@@ -25,7 +25,7 @@ def _warn(lines: list[str]) -> None:
 
 
 def _history_dir(cfg: Any) -> Path:
-    from ..analysis.analysis_errors import AnalysisError
+    from ..statistics.analysis_errors import AnalysisError
 
     if cfg.history_path is None:
         raise AnalysisError(f"{cfg.path}: no `history:` folder configured (e.g. `history: ../../history`): "
@@ -74,7 +74,7 @@ def after_run(cfg: Any, records: list[Any], cands: list[Any], tasks: list[Any], 
 
 def attach_report(cfg: Any, mlflow_uri: Optional[str], path: Path) -> None:
     """The written report as an artifact of the newest MLflow run of each of the config's candidates x tasks."""
-    from ..analysis.stats.candidate_set import config_labels, config_task_names
+    from ..statistics.candidate_set import config_labels, config_task_names
     from ..results.mlflow_store import attach_to_latest
 
     uri = mlflow_uri or cfg.mlflow.tracking_uri
@@ -90,7 +90,7 @@ def history_check(baseline: str, config: Optional[Path], results: Path, candidat
     """`check --baseline history:last|history:accepted`: the gate against the history of -c CONFIG (default:
     the project's config), on its candidates and tasks (-t narrows them); the candidate is the results folder,
     another folder, or a model name or label in it (a label: the config's current candidate)."""
-    from ..analysis.stats.candidate_set import config_names, config_task_names
+    from ..statistics.candidate_set import config_names, config_task_names
     from ..analysis.gate.history_gate import history_gate
 
     cfg = load_config(config)
@@ -110,7 +110,7 @@ def history_check(baseline: str, config: Optional[Path], results: Path, candidat
 def _since(value: Optional[str]) -> Any:
     if value is None:
         return None
-    from ..analysis.analysis_errors import AnalysisError
+    from ..statistics.analysis_errors import AnalysisError
     from ..analysis.gate.history_timeline import parse_time
 
     try:
@@ -161,7 +161,7 @@ def history_cmd(
         return
     if fmt not in ("text", "json", "csv"):
         raise typer.BadParameter(f"unknown format '{fmt}' (text|json|csv)", param_hint="--format")
-    from ..analysis.stats.candidate_set import in_scope
+    from ..statistics.candidate_set import in_scope
     from ..analysis.gate.history_timeline import build_timelines, csv_rows, format_timelines
 
     cfg = load_config(config)
@@ -224,8 +224,8 @@ def accept_cmd(
 ) -> None:
     """Mark records of the config's candidates and tasks as the accepted baseline (`check --baseline
     history:accepted` compares with them)."""
-    from ..analysis.stats.candidate_set import in_scope
-    from ..analysis.analysis_errors import AnalysisError
+    from ..statistics.candidate_set import in_scope
+    from ..statistics.analysis_errors import AnalysisError
     from ..results.history_store import HistoryStore
 
     cfg = load_config(config)

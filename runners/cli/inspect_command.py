@@ -83,10 +83,10 @@ def worst_cmd(
     fmt: str = FORMAT,
 ) -> None:
     """The worst queries of one model on a metric (lowest first)."""
-    from ..analysis.stats.candidate_set import config_names
+    from ..statistics.candidate_set import config_names
     from ..analysis.diagnose.inspect import model_judged, resolve_model, worst_queries
-    from ..analysis.stats.per_query import label_of
-    from ..analysis.stats.intervals import metric_label
+    from ..statistics.per_query import label_of
+    from ..statistics.intervals import metric_label
 
     bench, results, task_name, collection = _start(fmt, config, task, results)
     name = resolve_model(results, task_name, model, config_names(bench))
@@ -120,9 +120,9 @@ def diff_cmd(
     fmt: str = FORMAT,
 ) -> None:
     """Per-query differences B - A: wins, losses, ties, largest swings first."""
-    from ..analysis.stats.candidate_set import config_names
+    from ..statistics.candidate_set import config_names
     from ..analysis.diagnose.inspect import diff_queries, resolve_model
-    from ..analysis.stats.intervals import metric_label
+    from ..statistics.intervals import metric_label
 
     bench, results, task_name, collection = _start(fmt, config, task, results)
     ours = config_names(bench)
@@ -163,9 +163,9 @@ def query_cmd(
     fmt: str = typer.Option("table", "--format", help="table|json"),
 ) -> None:
     """One query: its text, labelled documents, and each candidate's top-k with grades (text shown, never stored)."""
-    from ..analysis.stats.candidate_set import config_names
+    from ..statistics.candidate_set import config_names
     from ..analysis.diagnose.inspect import query_view, resolve_model
-    from ..analysis.stats.per_query import result_models
+    from ..statistics.per_query import result_models
 
     bench, results, task_name, collection = _start(fmt, config, task, results, ("table", "json"), need_collection=True)
     ours = config_names(bench)
@@ -174,7 +174,7 @@ def query_cmd(
     else:  # the config's candidates with results for the task, as every command compares
         names = [n for n in ours if n in result_models(results, task_name)]
         if not names:
-            from ..analysis.analysis_errors import AnalysisError
+            from ..statistics.analysis_errors import AnalysisError
 
             raise AnalysisError(f"no results for the candidates of {bench.path} on task '{task_name}' in {results}: "
                                 f"run `private-mteb run -c {bench.path}`")
@@ -192,7 +192,7 @@ def _grade_cell(grade: Optional[int]) -> Text:
 
 
 def _print_view(view: Any, k: int) -> None:
-    from ..analysis.stats.intervals import metric_label
+    from ..statistics.intervals import metric_label
 
     tags = f" ({_tags(view.tags)})" if view.tags else ""
     console.print(styled(("query ", "bold"), (view.query_id, "bold cyan"), tags, ": ", view.text))

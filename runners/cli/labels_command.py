@@ -39,7 +39,7 @@ def judged(
     offline_default()
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
-    from ..analysis.stats.per_query import resolve_models
+    from ..statistics.per_query import resolve_models
     from ..labels.pool.judged import judged_for_config
 
     cfg = load_config(config, results)
@@ -56,7 +56,7 @@ def judged(
                                               for rep in reports]})
         return
     if models:
-        from ..analysis.stats.candidate_set import candidate_set
+        from ..statistics.candidate_set import candidate_set
 
         console.print(candidate_set(cfg, names).note, highlight=False, markup=False)  # --models narrowed the set
     for rep in reports:

@@ -18,8 +18,8 @@ from .common import config_option, console, err_console, load_config, offline_de
 
 def config_models(cfg: object, models: Optional[str]) -> list[str]:
     """Results names: `--models a,b` (names or labels), else the config's models and experiment candidates
-    (the one rule of every command: runners/analysis/stats/candidate_set.py)."""
-    from ..analysis.stats.candidate_set import candidate_set
+    (the one rule of every command: runners/statistics/candidate_set.py)."""
+    from ..statistics.candidate_set import candidate_set
 
     return list(candidate_set(cfg, [m.strip() for m in models.split(",") if m.strip()] if models else None).names)
 
@@ -45,7 +45,7 @@ def judge_cmd(
         raise typer.BadParameter(f"unknown format '{fmt}' (text|json)", param_hint="--format")
     from custom_tasks.readers._io import display_path
 
-    from ..analysis.stats.per_query import task_config_collection
+    from ..statistics.per_query import task_config_collection
     from ..config.task_lookup import pick_task, task_config_for
     from ..labels.judge.judge_client import configured
     from ..labels.judge.judge_run import judge_pairs, judged_pairs_for

@@ -33,7 +33,7 @@ def _decisive(config: Optional[Path], task: Optional[str], models: Optional[str]
 def _task_and_items(task: Optional[str], pool: Optional[Path], config: Optional[Path], depth: int,
                     models: Optional[str], split: str, seed: int) -> tuple[Any, Any, list[Any]]:
     """(task config, collection, items) from `--pool FILE` (its task from -t or the pool) or `--config`."""
-    from ..analysis.analysis_errors import AnalysisError
+    from ..statistics.analysis_errors import AnalysisError
     from ..labels.judging.items import items_for_config, items_for_pool
 
     if pool is not None and config is not None:
@@ -225,7 +225,7 @@ def register(app: typer.Typer) -> None:
         from custom_tasks.config import resolve_task_config
         from custom_tasks.sources import load_collection
 
-        from ..analysis.analysis_errors import AnalysisError
+        from ..statistics.analysis_errors import AnalysisError
         from ..labels.raters.rater_agreement import agreement
         from ..labels.raters.ratings import read_all
 

@@ -96,26 +96,36 @@ def _question_lines(tasks: list) -> None:
                 console.print(Text(line, style="yellow" if "await" in line else ""), soft_wrap=True)
 
 
-def _bm25_lines(tasks: list, cands: list) -> None:
+def _bm25_lines(tasks: list, cands: list, warnings_to: Any = None) -> None:
     """One line per task naming the analyzer BM25 uses on it (custom_tasks/bm25_analyzer.py), when a candidate
-    has BM25 in it: the stemmer and stop words come from the task's languages unless its `bm25:` block says."""
+    has BM25 in it: the stemmer and stop words come from the task's languages unless its `bm25:` block says.
+    ``warnings_to``: a console for the word-token warnings alone (`--format json`: stderr), no analyzer lines."""
     from ..execution.candidates.bm25 import task_analyzer, uses_bm25
 
     if not any(uses_bm25(c.identity) for c in cands):
         return
+    from custom_tasks.macro_languages import word_tokens_warning
+
     for task in tasks:
-        langs = ", ".join(task_analyzer_languages(task))
-        console.print(Text(f"BM25 analyzer for {task.metadata.name} ({langs}): {task_analyzer(task).describe()}"),
-                      soft_wrap=True)
+        languages, analyzer = task_analyzer_languages(task), task_analyzer(task)
+        if warnings_to is None:
+            console.print(Text(f"BM25 analyzer for {task.metadata.name} ({', '.join(languages)}): "
+                               f"{analyzer.describe()}"), soft_wrap=True)
+        cfg = getattr(task, "task_config", None)
+        warning = word_tokens_warning(languages, analyzer.tokenizer, getattr(cfg, "path", None) or "the task's YAML")
+        if warning:
+            (warnings_to or console).print(Text.assemble(("warning:", "bold yellow"), f" {task.metadata.name}: "
+                                                         f"{warning}"), soft_wrap=True)
 
 
-def _language_lines(cfg: Any, tasks: list, cands: list) -> None:
-    """One warning per candidate model that does not know a task's language (config/model_languages.py)."""
+def _language_lines(cfg: Any, tasks: list, cands: list, to: Any = None) -> None:
+    """One warning per candidate model that does not know a task's language (config/model_languages.py); `to`:
+    the console they go to (stderr with --format json)."""
     from ..config.model_languages import config_language_lines
 
     infos = {c.name: c.info for c in cands}
     for line in config_language_lines(cfg.models, infos, {t.metadata.name: task_analyzer_languages(t) for t in tasks}):
-        console.print(Text(f"warning: {line}", style="yellow"), soft_wrap=True)
+        (to or console).print(Text(f"warning: {line}", style="yellow"), soft_wrap=True)
 
 
 def task_analyzer_languages(task: Any) -> list[str]:
@@ -168,6 +178,9 @@ def run(
         _question_lines(tasks)
         _bm25_lines(tasks, cands)
         _language_lines(cfg, tasks, cands)
+    else:  # stdout holds the JSON document: a word-token warning still says itself, on stderr
+        _bm25_lines(tasks, cands, warnings_to=err_console)
+        _language_lines(cfg, tasks, cands, to=err_console)
     live = out.is_terminal and not as_json  # a bar redrawn in place; else plain lines only
     loaded: dict = {}  # --latency: the models the run loads, served by the pass after it
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
@@ -228,9 +241,9 @@ def summary_cells(record: Any, results_dir: Path) -> list[str]:
     """The run table's metric cells, from the same value `stats` prints: the mean of the stored per-query
     scores, formatted by stats.format_score (mteb's JSON value, rounded to 5 decimals, only when no per-query
     scores are stored)."""
-    from ..analysis.analysis_errors import AnalysisError
-    from ..analysis.stats.per_query import load_score_map
-    from ..analysis.stats.intervals import format_score, mean_score
+    from ..statistics.analysis_errors import AnalysisError
+    from ..statistics.per_query import load_score_map
+    from ..statistics.intervals import format_score, mean_score
     from ..execution.run import SUMMARY_METRICS
 
     cells = []
@@ -246,7 +259,7 @@ def summary_cells(record: Any, results_dir: Path) -> list[str]:
 
 def results_table(records: list[Any], results_dir: Path) -> Table:
     """The table `run` prints: one row per candidate x task that ran or was reused."""
-    from ..analysis.stats.intervals import metric_label
+    from ..statistics.intervals import metric_label
     from ..execution.run import SUMMARY_METRICS
     from ..results.variants import shown_label  # the label every command prints
 

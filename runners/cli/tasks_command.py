@@ -55,6 +55,7 @@ def tasks_validate(
     """Read and check collections (default: every task); one line per problem, warnings counted; exit 2 if any failed."""
     from custom_tasks.config import find_task_configs, resolve_task_config
     from custom_tasks.errors import ConfigError
+    from custom_tasks.letter_forms import for_languages
     from custom_tasks.sources import load_collection
     from custom_tasks.validate import format_summary, summarize
 
@@ -106,16 +107,21 @@ def tasks_validate(
             if not as_json:
                 err_console.print(Text.assemble(("error:", "bold red"), f" {name}: {line}"), soft_wrap=True)
             continue
+        collection.warnings = for_languages(collection.warnings, cfg.languages)  # the task's own letters first
         summary = summarize(collection)
         n_warn = sum(w["count"] for w in summary["warnings"].values())
         basis, note = _length_basis(cfg.languages, counted)
         fit = _language_fit(bench, infos, cfg.name, cfg.languages) if bench is not None else []
-        results.append({"task": cfg.name, "ok": True, "errors": 0, "warnings": n_warn,
+        tokens = _word_tokens_warning(cfg)
+        results.append({"task": cfg.name, "ok": True, "errors": 0, "warnings": n_warn + bool(tokens),
                         "revision": collection.content_hash(), "summary": summary, "document_lengths": basis,
+                        **({"bm25_tokens": tokens} if tokens else {}),
                         **({"model_languages": fit} if bench is not None else {})})
         if not as_json:
             console.print(Text.assemble(("ok", "green"), f" {cfg.name} (revision {collection.content_hash()})"))
             console.print(format_summary(collection), highlight=False)
+            if tokens:
+                console.print(Text.assemble(("  warning:", "bold yellow"), f" {tokens}"), soft_wrap=True)
             if note:
                 console.print(Text(f"  {note}", style="dim"), soft_wrap=True)
             for line in fit:
@@ -156,6 +162,20 @@ def _count_in_tokens(collection: object, bench: object) -> list[str]:
         warnings = collection.warnings  # type: ignore[attr-defined]
         warnings[:] = [w for w in warnings if w.kind != "long_document"] + found
     return counted
+
+
+def _word_tokens_warning(cfg: object) -> str:
+    """The line saying BM25 would cut a script written without spaces into word tokens ('' when it would not):
+    the analyzer (and mteb's table behind it) is resolved only for a task in such a script."""
+    from custom_tasks.macro_languages import no_space_script, word_tokens_warning
+
+    languages = list(getattr(cfg, "languages", []))
+    if not any(no_space_script(code) for code in languages):
+        return ""
+    from custom_tasks.bm25_analyzer import resolve_analyzer
+
+    analyzer = resolve_analyzer(languages, getattr(cfg, "bm25", None))
+    return word_tokens_warning(languages, analyzer.tokenizer, getattr(cfg, "path", None) or "the task's YAML")
 
 
 def _length_basis(languages: list[str], counted: list[str]) -> tuple[str, str]:

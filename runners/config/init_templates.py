@@ -90,8 +90,9 @@ def grades_hint(grades: list[int]) -> dict[int, int] | None:
 
 def languages_line(found: DetectedLanguages | None) -> str:
     """The ``languages:`` line: the codes detected from the texts with what was found, or English said to be
-    a placeholder (a draft, or texts without words); never English without saying so. With several languages
-    mteb's BM25 uses English's analyzer: a commented ``bm25:`` block offers the first language's instead."""
+    a placeholder (a draft, or texts without words); never English without saying so. With several languages in
+    the Latin script mteb's BM25 uses English's analyzer: a commented ``bm25:`` block offers the first language's
+    instead."""
     if found is None:
         return _line(0, "languages", ["eng-Latn"], "NOT DETECTED YET (draft): the next init reads the texts; "
                                                    "ISO 639-3 + script, e.g. ron-Latn")
@@ -102,9 +103,11 @@ def languages_line(found: DetectedLanguages | None) -> str:
     out = _line(0, "languages", found.languages, f"detected ({shares}); BM25's stemmer and stop words follow it")
     first = found.languages[0]
     if len({code.split("-")[0] for code in found.languages}) > 1 and not first.startswith("eng-"):
-        from custom_tasks.bm25_analyzer import resolve_analyzer
+        from custom_tasks.bm25_analyzer import analyzer_language, resolve_analyzer
         from custom_tasks.languages import language_name
 
+        if analyzer_language(found.languages)[0] != "eng":  # a non-Latin script already chose its own
+            return out
         own = resolve_analyzer([first])
         flow = (f"{{stemmer: {own.stemmer or 'none'}, stopwords: {own.stopwords or 'none'}"
                 + (", tokenizer: characters" if own.tokenizer == "characters" else "") + "}")

@@ -10,8 +10,7 @@ says so: it is pure data (no model library), the callers hand it what they looke
 Languages are compared as an analyzer or a tokenizer sees them: by macro-language, and without the script (mteb's
 metadata writes some languages in a script they are not written in, e.g. multilingual-e5-small's `ara-Latn`,
 `jpn-Latn`, `tha-Latn`; the model still read Arabic, Japanese and Thai text). `cmn`, `wuu`, `yue` are `zho`;
-`arb`, `ary`, `arz` are `ara`. The table below is the small part of ISO 639-3's macro-language table these
-comparisons need (custom_tasks/languages.py is the place for the full one).
+`arb`, `ary`, `arz` are `ara` (SIL's macro-language table, read by custom_tasks/macro_languages.py).
 
 BM25 is never warned about (its analyzer follows the task's languages, custom_tasks/bm25_analyzer.py); a model
 whose languages are unknown (not in mteb's registry, none declared) is said once, not silently passed.
@@ -23,19 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-#: individual language -> its ISO 639-3 macro-language (only the members of the macro-languages retrieval
-#: collections are written in; every other code is its own macro-language)
-MACRO = {
-    **dict.fromkeys(("cmn", "wuu", "yue", "hak", "nan", "gan", "hsn", "cdo", "cjy", "cpx", "czh", "czo", "lzh",
-                     "mnp"), "zho"),
-    **dict.fromkeys(("arb", "ary", "arz", "apc", "ajp", "acm", "acq", "acw", "acx", "aeb", "aec", "afb", "apd",
-                     "arq", "ars", "auz", "avl", "ayh", "ayl", "ayn", "ayp", "pga", "shu", "ssh", "abh", "abv",
-                     "adf"), "ara"),
-    **dict.fromkeys(("pes", "prs"), "fas"), **dict.fromkeys(("nob", "nno"), "nor"),
-    **dict.fromkeys(("zsm", "ind", "min", "jax"), "msa"), "ekk": "est", "lvs": "lav", "swh": "swa",
-    "khk": "mon", "uzn": "uzb", "azj": "aze", "azb": "aze", "plt": "mlg", "gug": "grn", "quy": "que",
-    "quz": "que", "ydd": "yid", "kmr": "kur", "ckb": "kur", "pbt": "pus", "pbu": "pus", "als": "sqi",
-}
+from custom_tasks.macro_languages import family
 
 #: kinds whose languages are not a model's: BM25 follows the task's analyzer
 NOT_A_MODEL = frozenset({"bm25"})
@@ -45,9 +32,9 @@ ENCODERS = frozenset({"mteb", "sentence-transformers", "factory", "endpoint"})
 
 
 def macro_language(code: str) -> str:
-    """``cmn-Hans`` -> ``zho``; ``ara-Arab`` -> ``ara``; ``eng-Latn`` -> ``eng`` (the script is dropped)."""
-    lang = code.split("-", 1)[0].lower()
-    return MACRO.get(lang, lang)
+    """``cmn-Hans`` -> ``zho``; ``ara-Arab`` -> ``ara``; ``eng-Latn`` -> ``eng`` (the script is dropped; ISO 639-3's
+    macro-language table, custom_tasks/macro_languages.py)."""
+    return family(code.split("-", 1)[0].lower())
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .store import atomic_write_bytes, atomic_write_json, find_run, model_dir_name, read_identity, read_json
+from .store import (atomic_write_bytes, atomic_write_json, find_run, model_dir_name, per_query_path, read_identity,
+                    read_json, read_per_query)
 
 RECORD_VERSION = 1
 RECORD_SUFFIX = ".json.gz"
@@ -159,9 +160,9 @@ def stored_result(results_dir: Path, model_name: str, task: str, split: str = "t
                   subset: str = "default") -> StoredResult | None:
     """The current stored result of `model_name` on `task` (None when there is none)."""
     folder = find_run(results_dir, model_name, task)
-    if folder is None or not (folder / f"per_query_{split}.json").exists():
+    if folder is None or not per_query_path(folder, split).exists():
         return None
-    data = read_json(folder / f"per_query_{split}.json")
+    data = read_per_query(per_query_path(folder, split))
     identity = {k: v for k, v in (read_identity(folder) or {}).items() if k != "files"}
     hashes = ((data.get("query_hashes") or {}).get(subset) or {}) if isinstance(data, dict) else {}
     return StoredResult(folder, split, folder.name, identity, data["subsets"][subset],

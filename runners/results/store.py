@@ -267,6 +267,22 @@ def file_digest(path: Path) -> str | None:
         return None
 
 
+def per_query_path(folder: Path, split: str) -> Path:
+    """A run folder's per-query file for ``split``: ``per_query_<split>.json`` as `run` writes it, or the gzip copy
+    ``per_query_<split>.json.gz`` a baseline keeps (`baseline save`: a sixth of the size); the plain name when
+    neither exists (the caller says it is missing)."""
+    plain = Path(folder) / f"per_query_{split}.json"
+    packed = plain.with_name(plain.name + ".gz")
+    return packed if not plain.exists() and packed.exists() else plain
+
+
+def read_per_query(path: Path) -> Any:
+    """A per-query file as `run` wrote it, whichever form it is stored in (results/per_query_pack.py)."""
+    from .per_query_pack import unpack
+
+    return unpack(read_json(path))
+
+
 def find_run(results_dir: Path, model_name: str, task_name: str, revision: str | None = None) -> Path | None:
     """The run folder matching the dataset revision in the current TaskResult JSON."""
     revisions = [revision] if revision else result_revisions(results_dir, model_name)
@@ -288,7 +304,7 @@ def load_per_query(results_dir: Path, model_name: str, task_name: str, metric: s
     folder = find_run(results_dir, model_name, task_name, revision)
     if folder is None:
         raise FileNotFoundError(f"no per-query scores for model '{model_name}' on task '{task_name}' in {results_dir}")
-    data = read_json(folder / f"per_query_{split}.json")
+    data = read_per_query(per_query_path(folder, split))
     scores = data["subsets"][subset][metric]
     return pd.Series(scores, name=model_name, dtype=float).sort_index()
 
@@ -307,9 +323,9 @@ def list_runs(results_dir: Path) -> pd.DataFrame:
 
     rows = []
     base = Path(results_dir) / SIDE / "runs"
-    for pq in sorted(base.glob("*/*/*/*/per_query_*.json")):
+    for pq in sorted([*base.glob("*/*/*/*/per_query_*.json"), *base.glob("*/*/*/*/per_query_*.json.gz")]):
         ds_rev, task, rev = pq.parent.name, pq.parent.parent.name, pq.parent.parent.parent.name
-        info = read_json(pq)
+        info = read_per_query(pq)
         rows.append({"model": info["model"], "revision": rev, "task": task, "dataset_revision": ds_rev,
                      "split": info["split"], "path": str(pq.parent)})
     return pd.DataFrame(rows)

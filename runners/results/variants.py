@@ -63,7 +63,7 @@ def shown_label(label: str, results_name: str) -> str:
     the label `MiniLM`, so the gate pairs it with what `MiniLM` was in the baseline), but a reader must see that
     the candidate is the 128-token variant: `MiniLM -> MiniLM (max_seq_length 128): FAIL`, and a report with the
     model and its variant shows two different rows. A label that says its setting already (`all-MiniLM-L6-v2@msl128`,
-    `MiniLM max_seq_length 128`) is left as it is; labels stay the keys they are (runners/analysis/stats/per_query.py
+    `MiniLM max_seq_length 128`) is left as it is; labels stay the keys they are (runners/statistics/per_query.py
     `stored_label`)."""
     unsaid = [setting_text(t) for t in _SETTING.findall(results_name)
               if f"@{t}" not in label and setting_text(t) not in label]

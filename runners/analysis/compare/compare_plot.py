@@ -25,7 +25,7 @@ def _main_score(comp: Comparison, task: str) -> str | None:
 
 def _main_score_label(comp: Comparison, task_names: Sequence[str]) -> str:
     """The main metric of these tasks as people read it ("nDCG@10"), or "main score" when they differ."""
-    from ..stats.intervals import metric_label
+    from ...statistics.intervals import metric_label
 
     scores = {_main_score(comp, name) for name in task_names}
     return metric_label(scores.pop()) if len(scores) == 1 and None not in scores else "main score"
@@ -41,7 +41,7 @@ def private_intervals(comp: Comparison, confidence: float = 0.95, n_resamples: i
     import numpy as np
 
     from ...results.store import load_per_query
-    from ..stats.intervals import bootstrap_counts
+    from ...statistics.intervals import bootstrap_counts
 
     if comp.private_results_dir is None or not comp.private_tasks:
         return {}

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ...results.store import find_run, read_identity, read_json
-from ..stats.intervals import format_diff, format_number
+from ...statistics.intervals import format_diff, format_number
 from .latency_stats import paired_difference, percentile_ci
 
 #: the cost columns every output carries when a latency pass stored figures (same names in JSON and CSV)

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from ...results.store import find_run, read_json
-from ..analysis_errors import AnalysisError
-from ..stats.intervals import align_scores, pair_columns
-from ..stats.per_query import load_score_map
-from ..stats.resampling import holm
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.intervals import align_scores, pair_columns
+from ...statistics.per_query import load_score_map
+from ...statistics.resampling import holm
 
 
 def top_k(results_dir: Path, model: str, task: str, split: str = "test", k: int = 10,

@@ -25,8 +25,8 @@ from ...config.experiments import (
 )
 from ...config.task_lookup import task_name_for
 from ...results.store import load_ann_agreement, load_candidates, load_per_query
-from ..stats.intervals import holm
-from ..stats.stats_frames import ci_table, paired_tests
+from ...statistics.intervals import holm
+from ...statistics.stats_frames import ci_table, paired_tests
 from .growth_curve import per_doubling
 from .growth_results import growth_rows
 
@@ -145,7 +145,7 @@ def _cost_cell(r: Any) -> str:
 
 def format_experiment_table(df: pd.DataFrame) -> str:
     """Plain-text view: mean [CI], diff vs base [CI] with Holm p, overlap@k vs exact search."""
-    from ..stats.intervals import format_diff, format_p, format_score
+    from ...statistics.intervals import format_diff, format_p, format_score
 
     if df.empty:
         return "(no experiment results)"

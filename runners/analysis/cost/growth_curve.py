@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ...results.variants import shown_label
-from ..analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 
 MULTIPLES = (2.0, 10.0)
 
@@ -125,7 +125,7 @@ def per_doubling(slope: float, lo: float, hi: float, unit: str = "", *, where: s
     ``... per doubling [...]``); None when no trend was fitted (NaN slope: less than a doubling measured)."""
     if slope != slope:
         return None
-    from ..stats.intervals import format_number  # never "-0.0000"
+    from ...statistics.intervals import format_number  # never "-0.0000"
 
     ci = f"[{format_number(lo, 4, True)}, {format_number(hi, 4, True)}]"
     rate = f"{unit} per doubling{where}" if unit else f"per doubling{where}"

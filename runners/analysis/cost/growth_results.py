@@ -19,7 +19,7 @@ from ...config.experiments import GrowthEntry, base_spec, growth_entries
 from ...config.task_lookup import task_name_for
 from ...results.growth_store import stored_growth
 from ...results.store import existing_dataset_revision, load_candidates, task_result_path
-from ..analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from .growth_curve import GrowthCurve, growth_curve
 
 

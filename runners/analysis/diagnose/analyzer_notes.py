@@ -13,8 +13,8 @@ from typing import Any
 
 from ...config.model_spec import BM25_NAME
 from ...results.store import load_candidates
-from ..analysis_errors import AnalysisError
-from ..stats.per_query import stored_run_meta
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.per_query import stored_run_meta
 
 NOT_RECORDED = "not recorded (stored before private-mteb recorded BM25's analyzer; `run --force` records it)"
 

@@ -16,10 +16,10 @@ from custom_tasks.collection import Collection
 from custom_tasks.errors import ConfigError
 
 from ...results.export import stored_rankings, trec_order
-from ...results.store import find_run, model_dir_name, read_json
-from ..analysis_errors import AnalysisError
-from ..stats.pairing import pair_queries
-from ..stats.per_query import label_of, load_fingerprinted, result_models
+from ...results.store import find_run, model_dir_name, per_query_path, read_json, read_per_query
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.pairing import pair_queries
+from ...statistics.per_query import label_of, load_fingerprinted, result_models
 
 #: Differences smaller than this count as ties (scores are floats from pytrec_eval).
 TIE_TOLERANCE = 1e-9
@@ -62,11 +62,11 @@ def resolve_model(results_dir: Path, task: str, key: str, prefer: list[str] | No
 
 def _per_query_file(results_dir: Path, model: str, task: str, split: str) -> dict[str, Any]:
     folder = find_run(results_dir, model, task)
-    path = folder / f"per_query_{split}.json" if folder else None
+    path = per_query_path(folder, split) if folder else None
     if path is None or not path.exists():
         raise FileNotFoundError(f"no per-query scores for '{model}' on '{task}' ({split} split) in {results_dir}: "
                                 "run `private-mteb run` first")
-    return read_json(path)
+    return read_per_query(path)
 
 
 def load_scores(results_dir: Path, model: str, task: str, metric: str = "ndcg_at_10", split: str = "test",

@@ -18,7 +18,7 @@ from custom_tasks.config import TaskConfig
 from ...config.benchmark import BenchmarkConfig
 from ...config.task_lookup import task_config_for
 from ...results.store import find_run, read_json
-from ..stats.per_query import label_of, task_config_collection
+from ...statistics.per_query import label_of, task_config_collection
 
 
 def stale_lines(bench: BenchmarkConfig, entry: str, task_name: str, names: Sequence[str]) -> list[str]:

@@ -7,7 +7,9 @@ would pick (`find_run`: the run of the data revision its TaskResult names):
 * ``results/<model>/<revision>/<Task>.json`` and ``model_meta.json``: how `check` finds the models and the data
   revision they were scored on;
 * ``private-mteb/candidates.json``: the labels (a candidate swapped under its label is paired by it);
-* ``per_query_<split>.json``: per-query scores of every metric and the query hashes pairing compares;
+* ``per_query_<split>.json.gz``: per-query scores of every metric and the query hashes pairing compares, in
+  columns and gzipped (results/per_query_pack.py; format 2 of the marker file): 1.1 MB of indented JSON per
+  candidate for 1,190 questions became about 60 kB, the same numbers once read back;
 * ``identity.json``: the run fingerprint, what produced those scores;
 * ``rankings_<split>.json.gz`` cut to the top ``JUDGED_DEPTH`` (the judged@10 the gate prints, cut exactly as
   `ranked_ids` orders, so the figure is the same) with every corpus id (the corpus change the gate says).
@@ -18,20 +20,25 @@ in a temporary folder beside DIR and renamed into place: an interrupted save lea
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...results.store import (SIDE, atomic_write_json, candidates_path, env_faults, existing_dataset_revision, find_run,
-                             read_json, result_revisions, task_result_path)
+from ...results.per_query_pack import pack
+from ...results.store import (SIDE, atomic_write_bytes, atomic_write_json, candidates_path, env_faults,
+                              existing_dataset_revision, find_run, read_json, result_revisions, task_result_path)
 from ...labels.pool.judged import ranked_ids
-from ..analysis_errors import AnalysisError
-from ..stats.per_query import all_models
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.per_query import all_models
 
 #: the ranking depth kept: `check` prints judged@10 of the baseline, it reads no deeper
 JUDGED_DEPTH = 10
+#: 2: per-query files gzipped (per_query_<split>.json.gz); 1 (no "format" key): copied as `run` wrote them
+FORMAT = 2
 #: the file that marks a folder as written by `baseline save` (a later save may replace it)
 MARKER = Path(SIDE) / "baseline.json"
 
@@ -55,6 +62,13 @@ def _copy(src_root: Path, path: Path, dest_root: Path) -> None:
     shutil.copyfile(path, target)
 
 
+def _write_gz(target: Path, obj: object) -> None:
+    """Compact JSON at gzip's best level (a file committed once and read often: `run`'s level 1 is for speed)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(target, gzip.compress(json.dumps(obj, separators=(",", ":")).encode(), compresslevel=9,
+                                             mtime=0))
+
+
 def _cut_rankings(src_root: Path, path: Path, dest_root: Path, depth: int) -> None:
     """The rankings file with each query's top ``depth`` (``ranked_ids`` order) and every corpus id."""
     data = read_json(path)
@@ -63,8 +77,16 @@ def _cut_rankings(src_root: Path, path: Path, dest_root: Path, depth: int) -> No
                        for sub, runs in subsets.items()}
     data["top_k"] = min(int(data.get("top_k") or depth), depth)
     target = dest_root / path.relative_to(src_root)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(target, data, compress=True)
+    _write_gz(target, data)
+
+
+def _pack(src_root: Path, path: Path, dest_root: Path) -> None:
+    """``per_query_<split>.json`` as ``per_query_<split>.json.gz``: the same numbers in columns, gzipped
+    (results/per_query_pack.py): every metric of every query is kept (`check --metric` may name any). Readers find
+    either name (results/store.py per_query_path) and read either form (read_per_query)."""
+    target = dest_root / path.relative_to(src_root)
+    target = target.with_name(target.name + ".gz")
+    _write_gz(target, pack(read_json(path)))
 
 
 def _runs(results_dir: Path) -> list[tuple[str, str, Path, Path]]:
@@ -87,13 +109,16 @@ def _write(results_dir: Path, stage: Path, runs: list[tuple[str, str, Path, Path
         if (result.parent / "model_meta.json").is_file():
             _copy(results_dir, result.parent / "model_meta.json", stage)
         for path in sorted(folder.iterdir()):
-            if path.name.startswith("per_query_") or path.name == "identity.json":
+            if path.name.startswith("per_query_") and path.name.endswith(".json"):
+                _pack(results_dir, path, stage)
+            elif path.name == "identity.json":
                 _copy(results_dir, path, stage)
             elif path.name.startswith("rankings_") and path.name.endswith(".json.gz"):
                 _cut_rankings(results_dir, path, stage, depth)
     if candidates_path(results_dir).is_file():
         _copy(results_dir, candidates_path(results_dir), stage)
-    atomic_write_json(stage / MARKER, {"written_by": "private-mteb baseline save", "rankings_depth": depth,
+    atomic_write_json(stage / MARKER, {"written_by": "private-mteb baseline save", "format": FORMAT,
+                                       "per_query": "gzip", "rankings_depth": depth,
                                        "runs": [[m, t] for m, t, *_ in runs]})
 
 

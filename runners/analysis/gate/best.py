@@ -17,9 +17,9 @@ from typing import Any
 from ...config.benchmark import BenchmarkConfig
 from ...config.task_lookup import task_name_for
 from ...results.variants import shown_label
-from ..analysis_errors import AnalysisError
-from ..stats.candidate_set import candidate_set, config_names
-from ..stats.stats_report import best_sentence, report_from_scores, stats_report
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.candidate_set import candidate_set, config_names
+from ...statistics.stats_report import best_sentence, report_from_scores, stats_report
 
 
 def config_best(cfg: BenchmarkConfig, task_name: str, metric: str, results_dir: Path | None = None) -> str:

@@ -32,9 +32,9 @@ from pathlib import Path
 
 from ...results.look_store import LookStore
 from ...results.store import SIDE, find_run
-from ..analysis_errors import AnalysisError
-from ..stats.pairing import CorpusChange, Pairing, corpus_change, pair_queries
-from ..stats.per_query import (RUN_HINT, all_models, find_model, label_of, load_fingerprinted, read_once, result_models,
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.pairing import CorpusChange, Pairing, corpus_change, pair_queries
+from ...statistics.per_query import (RUN_HINT, all_models, find_model, label_of, load_fingerprinted, read_once, result_models,
                         stored_corpus, stored_label)
 from .gate_check import GateResult, regression_check
 from .gate_looks import MODES, looked_check

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..stats.intervals import Scores, align_scores, format_number, format_p, format_score, metric_label
-from ..stats.resampling import drop_bound
+from ...statistics.intervals import Scores, align_scores, format_number, format_p, format_score, metric_label
+from ...statistics.resampling import drop_bound
 
 __all__ = ["QUESTION", "GateResult", "query_counts", "regression_check"]
 

@@ -21,8 +21,8 @@ import numpy as np
 
 from ...results.look_store import Looks, LookStore
 from ...results.store import EnvironmentFault
-from ..stats.confseq import arrival_order, drop_lower_bounds
-from ..stats.intervals import Scores, align_scores, format_number, format_score, metric_label
+from ...statistics.confseq import arrival_order, drop_lower_bounds
+from ...statistics.intervals import Scores, align_scores, format_number, format_score, metric_label
 from .gate_check import GateResult, query_counts, regression_check
 
 __all__ = ["MODES", "anytime_check", "data_digest", "looked_check", "history_looks", "looks_note", "looks_summary"]

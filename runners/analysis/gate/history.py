@@ -22,7 +22,7 @@ import numpy as np
 
 from ...results.history_store import (RECORD_VERSION, HistoryStore, StoredResult, git_state, new_record_id,
                                      stored_result, utc_now)
-from ..stats.resampling import bootstrap_counts, ci_from_boot
+from ...statistics.resampling import bootstrap_counts, ci_from_boot
 
 #: the parts of a run fingerprint a history step names, in the order they are told
 PARTS = ("data", "task settings", "model", "encode settings", "experiment")

@@ -20,9 +20,9 @@ from typing import Any
 from ...results.history_store import HistoryStore, stored_result
 from ...results.look_store import LookStore
 from ...results.variants import shown_label
-from ..analysis_errors import AnalysisError
-from ..stats.pairing import corpus_change, pair_queries
-from ..stats.per_query import RUN_HINT, all_models, find_model, label_of, result_models, stored_corpus, stored_label
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.pairing import corpus_change, pair_queries
+from ...statistics.per_query import RUN_HINT, all_models, find_model, label_of, result_models, stored_corpus, stored_label
 from .gate import GateRun, check_options
 from .gate_looks import looked_check
 from .history import fingerprinted, identity_changes, identity_of, result_fingerprinted

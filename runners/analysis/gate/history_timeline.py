@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from ...results.variants import shown_label
-from ..stats.intervals import format_diff, format_p, format_score, metric_label
-from ..stats.pairing import corpus_change, pair_queries
-from ..stats.resampling import bootstrap_ci, randomization_test
+from ...statistics.intervals import format_diff, format_p, format_score, metric_label
+from ...statistics.pairing import corpus_change, pair_queries
+from ...statistics.resampling import bootstrap_ci, randomization_test
 from .history import fingerprinted, record_changes
 
 

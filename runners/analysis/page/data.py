@@ -19,7 +19,7 @@ from custom_tasks.sources import load_collection
 
 from ...config.benchmark import BenchmarkConfig
 from ...results.store import find_run, load_per_query, read_json, task_result_path
-from ..stats.candidate_set import Candidate, config_candidates  # the one candidate rule of every command
+from ...statistics.candidate_set import Candidate, config_candidates  # the one candidate rule of every command
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The statistics behind the report, computed with runners.analysis.stats.intervals on stored per-query scores.
+"""The statistics behind the report, computed with runners.statistics.intervals on stored per-query scores.
 
 Why here and not in stats_report: the report compares every candidate with ONE baseline (a forest plot),
 so its Holm family is "candidates vs baseline within one subset", while `stats` tests every pair.
@@ -13,8 +13,8 @@ from typing import Any
 import pandas as pd
 
 from ...config.benchmark import StatsOptions
-from ..stats import stats_frames as frames
-from ..stats.intervals import holm
+from ...statistics import stats_frames as frames
+from ...statistics.intervals import holm
 from .data import TaskData, quiet
 
 MIN_SUBSET = 5  # smaller tag subsets give intervals too wide to read; they are listed as skipped

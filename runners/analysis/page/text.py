@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..stats.intervals import format_diff, format_number, format_p, format_score
+from ...statistics.intervals import format_diff, format_number, format_p, format_score
 
 
 def missing(v: Any) -> bool:

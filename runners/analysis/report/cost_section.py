@@ -18,7 +18,7 @@ from ..cost.cost import any_measured, at_scale, cheapest_not_worse, cost_rows, h
 from ..page.blocks import Block, Figure, Paragraph, Section, Table
 from ..page.svg import figure_svg, new_figure
 from ..page.text import num
-from ..stats.intervals import metric_label
+from ...statistics.intervals import metric_label
 
 FRONT, POINT = "#1a7f37", "#34495e"
 

@@ -18,7 +18,7 @@ from ..page import figures, text
 from ..page.blocks import Figure, Paragraph, Section, Table
 from ..page.data import Candidate, TaskData, quiet
 from ..page.svg import figure_svg
-from ..stats.intervals import metric_label
+from ...statistics.intervals import metric_label
 from .growth_section import growth_blocks
 
 

@@ -12,7 +12,7 @@ from ..cost.growth_curve import per_doubling
 from ..page import figures, text
 from ..page.blocks import Block, Figure, Paragraph, Table
 from ..page.svg import figure_svg
-from ..stats.intervals import metric_label
+from ...statistics.intervals import metric_label
 
 
 def growth_blocks(rows: pd.DataFrame, task: str, metric: str) -> list[Block]:

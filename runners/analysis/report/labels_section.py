@@ -71,7 +71,7 @@ def _status_blocks(bench: object, td: object) -> list:
     """`labels status` of the task's candidates (runners/labels/pool/label_status.py); [] without a benchmark, with
     fewer than two candidates or without stored rankings."""
     from ...labels.pool.label_status import label_status
-    from ..analysis_errors import AnalysisError
+    from ...statistics.analysis_errors import AnalysisError
 
     names = [c.name for c in getattr(td, "candidates", [])]
     entry = next((e for e in getattr(bench, "tasks", []) if _task_name(e, bench) == td.name), None)  # type: ignore

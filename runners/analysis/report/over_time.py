@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from ...config.benchmark import BenchmarkConfig
 from ...results.history_store import HistoryStore
-from ..analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from ..cost.growth_curve import GrowthCurve
 from ..gate.history import accepted_map
 from ..gate.history_timeline import Timeline, build_timelines, parse_time
@@ -21,7 +21,7 @@ from ..page import text
 from ..page.blocks import Block, Figure, Paragraph, Section, Table
 from ..page.over_time_figures import growth_vs_observed, over_time, predicted_at
 from ..page.svg import figure_svg
-from ..stats.intervals import metric_label
+from ...statistics.intervals import metric_label
 
 
 def _steps_table(timelines: Sequence[Timeline], label: str) -> Table:

@@ -17,7 +17,7 @@ from ...labels.notes.generator_guard import SOURCE_TAG, source_verdict_lines
 from ...labels.notes.question_notes import count_lines, weighted_line, weighted_means
 from ..page.blocks import Paragraph, Section
 from ..page.data import TaskData, quiet
-from ..stats.stats_report import report_from_scores
+from ...statistics.stats_report import report_from_scores
 
 
 def questions_section(tasks: list[TaskData], opts: StatsOptions, config: str, split: str = "test"

@@ -13,12 +13,12 @@ import pandas as pd
 from ...config.benchmark import StatsOptions
 from ...labels.pool.judged import judged_ceiling, judged_meaning, judged_report, stored_rankings
 from ...results.store import load_rankings
-from ..analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from ..page import figures, numbers, text
 from ..page.blocks import Figure, Paragraph, Section, Table
 from ..page.data import Candidate, TaskData
 from ..page.svg import figure_svg
-from ..stats.intervals import format_number, metric_label
+from ...statistics.intervals import format_number, metric_label
 
 
 JUDGED_K = 10

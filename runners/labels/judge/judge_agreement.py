@@ -187,9 +187,9 @@ def judge_agreement(bench: Any, entry: str, split: str = "test", n_resamples: in
     """The whole comparison for one task of ``bench`` (its `judge:` names whose grades are compared)."""
     from custom_tasks.llm_labels import current_grades, llm_labels_path, read_llm_labels, with_llm_labels
 
-    from ...analysis.stats.candidate_set import candidate_set
-    from ...analysis.analysis_errors import AnalysisError
-    from ...analysis.stats.per_query import label_of, task_config_collection
+    from ...statistics.candidate_set import candidate_set
+    from ...statistics.analysis_errors import AnalysisError
+    from ...statistics.per_query import label_of, task_config_collection
     from ...config.label_policy import current_judge
     from ...config.task_lookup import task_config_for
     from ..pool.judged import stored_rankings

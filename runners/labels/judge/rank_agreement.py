@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 
 #: mteb score-name prefix -> pytrec_eval measure family (as custom_tasks/task.py maps mteb's per-query scores)
 _PYTREC = {"ndcg_at": "ndcg_cut", "map_at": "map_cut", "recall_at": "recall", "precision_at": "P"}
@@ -107,7 +107,7 @@ def system_agreement(rankings: Mapping[str, tuple[Mapping[str, Mapping[str, floa
 
     ``rankings``: results name -> (stored rankings, label). Queries: those with a positive human grade (the ones
     mteb evaluates). Returns the fields of judge_agreement.SystemAgreement."""
-    from ...analysis.stats.intervals import align_scores, pair_columns
+    from ...statistics.intervals import align_scores, pair_columns
 
     queries = sorted(q for q, d in human.items() if any(g > 0 for g in d.values()))
     if not queries:

@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from .page import page_html
 from .question_page import question_page_html
 from .question_session import QuestionSession

@@ -24,7 +24,7 @@ from custom_tasks.collection import Collection
 from custom_tasks.config import TaskConfig
 from custom_tasks.readers._io import display_path
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from ..raters.ratings import Key
 
 #: English words too common to mark in the document (used when the task's `languages:` include English)

@@ -18,7 +18,7 @@ import numpy as np
 from custom_tasks.config import TaskConfig
 from custom_tasks.readers._io import display_path
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from ...results.store import atomic_write_bytes
 from ..raters.ratings import Key, check_rater_name
 

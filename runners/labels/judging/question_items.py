@@ -18,7 +18,7 @@ from custom_tasks.config import TaskConfig
 from custom_tasks.readers._io import display_path, resolve
 from custom_tasks.readers.added_questions import is_unverified as tags_unverified
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from .items import json_lines, seeded_order
 
 

@@ -17,7 +17,7 @@ from custom_tasks.config import TaskConfig
 
 from ..questions.redact import Redactor
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from ..raters.review_store import ReadBack, ReviewLog, check_review, read_reviews
 from .items import question_terms
 from .question_items import QuestionItem

@@ -23,7 +23,7 @@ from custom_tasks.collection import Collection
 from custom_tasks.config import TaskConfig
 from custom_tasks.readers._io import display_path
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from ..raters.rater_agreement import agreement
 from ..raters.ratings import ADJUDICATION, check_rater_name, read_all
 from ..raters.review_store import read_reviews, reviews_path

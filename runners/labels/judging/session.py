@@ -17,7 +17,7 @@ from typing import Any
 
 from custom_tasks.config import TaskConfig
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from ..raters.rating_store import RaterLog
 from ..raters.ratings import Judgment, Key, read_rater_file
 from .items import Item, question_terms, visible

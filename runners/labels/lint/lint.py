@@ -20,7 +20,7 @@ from typing import Any
 
 from custom_tasks.collection import Collection
 
-from .lint_text import char_shingles, groups, longest_common_run, near_pairs, text_hash, word_shingles, words
+from .lint_text import char_shingles, common_run, groups, near_pairs, text_hash, word_count, word_shingles, words
 
 #: how many example ids a finding lists (worst first)
 EXAMPLES = 5
@@ -154,14 +154,16 @@ def twin_conflicts(collection: Collection, clusters: list[list[str]]) -> Finding
 
 
 def copied_run(question: list[str], document: list[str], settings: LintSettings) -> int:
-    """How many normalised words of ``question`` are copied verbatim from ``document`` when that is leakage (the
+    """How many normalised tokens of ``question`` are copied verbatim from ``document`` when that is leakage (the
     whole question of >= leak_min_words words, or a run of leak_ngram of its words), else 0. The one rule of
-    `tasks lint` and of `questions generate`'s copied-wording filter."""
-    need = max(settings.leak_min_words, min(settings.leak_ngram, len(question)))
-    if len(question) < need:
+    `tasks lint` and of `questions generate`'s copied-wording filter. Lengths are in words (``word_count``): in a
+    script without spaces a token is a character, and 1.66 of them make a word."""
+    size = word_count(question)
+    need = max(settings.leak_min_words, min(settings.leak_ngram, size))
+    if size < need:
         return 0
-    run = longest_common_run(question, document)
-    return run if run >= need else 0
+    run, start = common_run(question, document)
+    return run if word_count(question[start:start + run]) >= need - 1e-9 else 0
 
 
 def leakage(collection: Collection, doc_words: dict[str, list[str]], settings: LintSettings) -> Finding | None:

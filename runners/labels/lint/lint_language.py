@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from custom_tasks.collection import Collection
 from custom_tasks.language_detect import detect_languages
 from custom_tasks.languages import language_name
+from custom_tasks.macro_languages import family
 
 from .lint import Finding, LintReport
 
@@ -31,8 +32,8 @@ def language_mismatch(collection: Collection, languages: Sequence[str]) -> Findi
     if found.documents.total < MIN_DOCUMENTS or not shares or shares[0][1] <= MAJORITY:
         return None
     main = shares[0][0]
-    if main.split("-")[0] in {code.split("-")[0] for code in languages}:
-        return None
+    if family(main.split("-")[0]) in {family(code.split("-")[0]) for code in languages}:
+        return None  # one macro-language: cmn-Hans declared, zho-Hans found (custom_tasks/macro_languages.py)
     said = f"[{', '.join(languages)}]"
     return Finding(
         "languages_differ",

@@ -16,8 +16,8 @@ from custom_tasks.collection import Collection
 
 from .lint import EXAMPLES, Finding, LintSettings
 
-from ...analysis.analysis_errors import AnalysisError
-from ...analysis.stats.per_query import label_of
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.per_query import label_of
 from ..pool.judged import ranked_ids, stored_rankings
 
 

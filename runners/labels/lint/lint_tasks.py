@@ -15,7 +15,7 @@ from typing import Any
 from custom_tasks.config import resolve_task_config
 from custom_tasks.errors import ConfigError
 
-from ...analysis.stats.per_query import task_config_collection
+from ...statistics.per_query import task_config_collection
 from . import lint_language
 from .lint import LintReport, LintSettings, lint_collection
 

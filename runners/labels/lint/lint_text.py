@@ -3,8 +3,11 @@
 Two texts that differ only in case, punctuation, markup, spacing or the encoding of a letter are the same text to a
 reader and, nearly, to a model, so duplicates and leaks are compared on a normalised form: tags removed where they are
 tags (custom_tasks/markup.py: "< 500 ... > 200" is text, "<p>" is not), then ``normalize_text``
-(custom_tasks/normalize.py: NFKC, case folding, one form per variant letter such as Romanian ş/ș), the words
-(``\\w+``) joined by one space. Near-duplicates are found with MinHash LSH (datasketch) as the blocking step, then
+(custom_tasks/normalize.py: NFKC, case folding, one form per variant letter such as Romanian ş/ș, Arabic and Hebrew
+vowel points dropped, Traditional Chinese as Simplified), then split into tokens (``words``): a word is a run of
+letters, digits and their combining marks, and in the scripts written without spaces between words (Han, Hiragana,
+Katakana, Thai, Lao, Khmer, Myanmar) every character (with its marks) is a token of its own, since there a run of
+letters is a whole clause. Near-duplicates are found with MinHash LSH (datasketch) as the blocking step, then
 every candidate pair is confirmed with its exact shingle Jaccard, so a reported pair is never a MinHash estimate and
 a threshold means what it says.
 """
@@ -16,10 +19,31 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import regex
+
 from custom_tasks.markup import strip_markup
 from custom_tasks.normalize import normalize_text
 
-_WORD = re.compile(r"\w+")
+#: a letter or digit of a script written without spaces between words
+_UNSPACED = (r"[[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]"
+             r"&&[\p{L}\p{N}]]")
+#: one such character with its marks, or a run of other letters, digits, connectors and marks (regex's \w has the
+#: marks that Python's re leaves out: with re, an Arabic word with vowel marks or a Hindi word is cut at each mark)
+_TOKEN = regex.compile(_UNSPACED + r"\p{M}*|(?:(?!" + _UNSPACED + r")[\w\p{M}])+", regex.V1)
+_IS_UNSPACED = regex.compile(_UNSPACED, regex.V1)
+#: text without a character of those scripts (most text) is split by this faster pattern, to the same words
+_WORD = regex.compile(r"[\w\p{M}]+")
+_ASCII_WORD = re.compile(r"\w+")
+#: the blocks that hold every such character (tests/test_lint_scripts.py checks that none is outside): a quick test
+#: of whether a text needs ``_TOKEN``, which is three times slower
+_MAYBE_UNSPACED = re.compile("[\u02bc\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3005-\u33ff\u3400-\u4dbf"
+                             "\u4e00-\u9fff\ua9e0-\ua9ff\uaa60-\uaa7f\uf900-\ufaff\uff66-\uff9f"
+                             "\U000116d0-\U000116ff\U00016fe0-\U00016fff\U0001aff0-\U0001b16f"
+                             "\U0001d360-\U0001d37f\U00020000-\U0003347f]")
+#: characters per word where words are not spaced: 1.66, the frequency-weighted mean length of the Chinese words of
+#: jieba 0.42.1's dictionary (dict.txt, Han-only entries); Japanese and the South-East Asian scripts have no such
+#: figure here and use this one (a Thai character is a letter: there a run counted this way is short for 8 words)
+CHARACTERS_PER_WORD = 1.66
 
 #: MinHash permutations: 128 gives LSH a recall close to 1 at thresholds >= 0.5 (datasketch's default tuning)
 NUM_PERM = 128
@@ -28,8 +52,26 @@ _BLOCK_MARGIN = 0.15
 
 
 def words(text: str) -> list[str]:
-    """The normalised words of a text: markup removed where it is markup, then ``normalize_text``."""
-    return _WORD.findall(normalize_text(strip_markup(text)))
+    """The normalised tokens of a text: markup removed where it is markup, then ``normalize_text``, then words, or
+    single characters in scripts without spaces (see the module docstring)."""
+    text = normalize_text(strip_markup(text))
+    if text.isascii():  # no marks, no such script: the standard library's \w, the fastest, gives the same words
+        return _ASCII_WORD.findall(text)
+    return (_WORD if _MAYBE_UNSPACED.search(text) is None else _TOKEN).findall(text)
+
+
+def joined(tokens: Sequence[str]) -> str:
+    """The tokens as one string: one space between words, none between two characters of a script without spaces
+    (so character shingles of Chinese are shingles of the text as written)."""
+    out: list[str] = []
+    prev = False
+    for t in tokens:
+        unspaced = _IS_UNSPACED.match(t) is not None
+        if out and not (prev and unspaced):
+            out.append(" ")
+        out.append(t)
+        prev = unspaced
+    return "".join(out)
 
 
 def text_hash(tokens: Sequence[str]) -> str:
@@ -47,8 +89,9 @@ def word_shingles(tokens: Sequence[str], k: int) -> frozenset[str]:
 
 def char_shingles(tokens: Sequence[str], k: int) -> frozenset[str]:
     """Character k-grams of the normalised text: what short texts (questions) are compared on, since one changed
-    word of a ten-word question already removes most of its word shingles."""
-    s = " ".join(tokens)
+    word of a ten-word question already removes most of its word shingles. Characters of scripts without spaces
+    are shingled as written (``joined``)."""
+    s = joined(tokens)
     if len(s) <= k:
         return frozenset([s]) if s else frozenset()
     return frozenset(s[i:i + k] for i in range(len(s) - k + 1))
@@ -196,11 +239,18 @@ def groups(pairs: Iterable[tuple[str, str]]) -> list[list[str]]:
     return sorted((sorted(m) for m in members.values()), key=lambda g: (-len(g), g[0]))
 
 
-def longest_common_run(question: Sequence[str], document: Sequence[str]) -> int:
-    """Length in words of the longest word sequence of ``question`` that appears verbatim in ``document``."""
+def common_run(question: Sequence[str], document: Sequence[str]) -> tuple[int, int]:
+    """(length, start in ``question``) of the longest token sequence of ``question`` found verbatim in ``document``."""
     from difflib import SequenceMatcher
 
     if not question or not document:
-        return 0
+        return 0, 0
     m = SequenceMatcher(None, document, question, autojunk=False)
-    return m.find_longest_match(0, len(document), 0, len(question)).size
+    found = m.find_longest_match(0, len(document), 0, len(question))
+    return found.size, found.b
+
+
+def word_count(tokens: Sequence[str]) -> float:
+    """How many words ``tokens`` stand for: a word is one, a character of a script without spaces
+    1 / ``CHARACTERS_PER_WORD``, so a rule in words (lint's leak rule) means the same length of text in Chinese."""
+    return sum(1 / CHARACTERS_PER_WORD if _IS_UNSPACED.match(t) else 1.0 for t in tokens)

@@ -18,7 +18,7 @@ from custom_tasks.readers.added_questions import source_kind
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ...analysis.stats.stats_report import StatsReport
+    from ...statistics.stats_report import StatsReport
 
 SOURCE_TAG = "source"
 
@@ -88,7 +88,7 @@ def default_tags(tags: list[str], query_tags: pd.DataFrame | Mapping[str, Mappin
 def source_verdict_lines(rep: StatsReport, among: str) -> list[str]:
     """The best sentence on each `source=` subset of a report broken down by source (two or more), and a plain
     warning when the best candidate on the generated questions is not the best on the real ones (log, human)."""
-    from ...analysis.stats.stats_report import best_sentence
+    from ...statistics.stats_report import best_sentence
 
     subsets = list(dict.fromkeys(r["subset"] for r in rep.interval_rows
                                  if str(r.get("subset", "")).startswith(f"{SOURCE_TAG}=")))

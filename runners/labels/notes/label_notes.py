@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...analysis.analysis_errors import AnalysisError
-from ...analysis.stats.per_query import label_of, query_tags
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.per_query import label_of, query_tags
 from ...config.benchmark import BenchmarkConfig
 from ...config.task_lookup import task_config_for
 from ..pool.judged import judged_for_config, judged_line

@@ -25,8 +25,8 @@ from typing import Any
 from custom_tasks.collection import Collection
 from custom_tasks.readers.added_questions import source_kind
 
-from ...analysis.analysis_errors import AnalysisError
-from ...analysis.stats.per_query import paired_query_scores
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.per_query import paired_query_scores
 from ...config.benchmark import BenchmarkConfig
 from ...config.task_lookup import task_config_for
 from ..pool.judged import task_collection
@@ -110,7 +110,7 @@ def weighted_line(task: str, metric: str, rows: list[dict[str, Any]]) -> str:
     """One line: each candidate's traffic-weighted mean with its plain mean beside it ('' without weights)."""
     if not rows:
         return ""
-    from ...analysis.stats.intervals import format_score, metric_label
+    from ...statistics.intervals import format_score, metric_label
 
     cells = ", ".join(f"{r['candidate']} {format_score(r['weighted'])} (plain {format_score(r['plain'])})"
                       for r in rows)

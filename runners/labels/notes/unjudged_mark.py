@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from ..pool.judged import ranked_ids
 from ..pool.verdict_bounds import PairBound, pair_bounds
 
@@ -84,7 +84,7 @@ def task_scale(task: str, qrels: Mapping[str, Mapping[str, int]], bench: object 
 def config_marks(bench: object, entry: str, models: Sequence[str], k: int = 10, split: str = "test") -> list[str]:
     """`stats`' marks: every pair of `models` (results names) on one task entry of a config, from the stored
     rankings and the labels `run` scored; [] when rankings are not stored (older runs) or the task has no labels."""
-    from ...analysis.stats.per_query import label_of
+    from ...statistics.per_query import label_of
     from ..pool.judged import stored_rankings, task_collection
 
     collection = task_collection(entry, bench)  # type: ignore[arg-type]

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ...analysis.analysis_errors import AnalysisError
-from ...analysis.stats.per_query import resolve_models
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.per_query import resolve_models
 from .judged import ranked_ids, stored_rankings, task_collection
 from .verdict_bounds import discounts
 

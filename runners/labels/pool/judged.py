@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...analysis.analysis_errors import AnalysisError
-from ...analysis.stats.per_query import label_of, task_config_collection
-from ...analysis.stats.intervals import format_number
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.per_query import label_of, task_config_collection
+from ...statistics.intervals import format_number
 from ...config.benchmark import BenchmarkConfig
 from ...config.task_lookup import task_config_for
 from ...results.store import find_run, read_json

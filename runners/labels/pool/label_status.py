@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...analysis.analysis_errors import AnalysisError
-from ...analysis.stats.per_query import label_of
+from ...statistics.analysis_errors import AnalysisError
+from ...statistics.per_query import label_of
 from ...config.benchmark import BenchmarkConfig
 from ...config.task_lookup import pick_task, task_config_for
 from .judged import ranked_ids, stored_rankings, task_collection

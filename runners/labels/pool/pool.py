@@ -19,7 +19,7 @@ import numpy as np
 from custom_tasks.collection import Collection
 from custom_tasks.readers._io import as_id, read_table
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from ...results.spreadsheet import csv_text, restore
 from ...results.store import atomic_write_bytes, find_run, read_json
 from .judged import ranked_ids, stored_rankings

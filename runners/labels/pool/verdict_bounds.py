@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from .judged import ranked_ids
 
 #: count vectors enumerated per query at most (a 0-3 scale over 60 unjudged documents is 39,711)

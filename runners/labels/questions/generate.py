@@ -69,8 +69,8 @@ class GenerateReport:
 
 def guard_candidates(cfg: BenchmarkConfig) -> list[str]:
     """Every name a candidate of the config goes by: hub name, results name, label, an endpoint's server model,
-    and the config's experiment candidates (analysis/stats/candidate_set.py, the one rule of every command)."""
-    from ...analysis.stats.candidate_set import config_candidates
+    and the config's experiment candidates (statistics/candidate_set.py, the one rule of every command)."""
+    from ...statistics.candidate_set import config_candidates
 
     names: list[str] = []
     for m in cfg.models:

@@ -16,6 +16,9 @@ A look-alike that fails its check whole (an IBAN with wrong check digits, a grou
 aside while the later rules run, so a phone number is not read inside it. The rules run in a fixed order, each on the text the previous ones left: custom (a team's own pattern wins), then
 url_token, email, iban, national_id, card, ip, phone, digits. Phone numbers in national form depend on the country:
 `phone_regions` is declared (default `DEFAULT_PHONE_REGIONS`) and `describe()` shows it with every other rule.
+A national-form number must be valid (an allocated range: "0721 234 567" in Romania); one in international form
+("+44 20 5118 6857", "0044 ...") need only have a length its country's plan allows ("possible"), since the country
+code already says it is a phone number, and whether its range is allocated today is no reason to keep it.
 """
 
 from __future__ import annotations
@@ -59,7 +62,8 @@ RULES = {
     "card": "a card network's length and first digit, unbroken or grouped as cards print, passing Luhn (grouped and "
             "failing: kept whole)",
     "ip": "an IPv4 or IPv6 host address (a network such as 10.40.0.0/16 is kept)",
-    "phone": "a valid number in international form, or in the national form of {regions}",
+    "phone": "a number in international form (+CC or the exit code, e.g. 0044) of a length its country's plan allows, "
+             "allocated or not; in the national form of {regions}, a valid (allocated) number",
     "digits": "a standalone unbroken run of {min_digits}+ digits, whatever its checksum (not a code such as "
               "NW-204512883, not digits glued to letters)",
 }
@@ -175,8 +179,15 @@ class Redactor:
 
     def _phones(self, text: str, counts: Counter[str]) -> str:
         spans: list[tuple[int, int]] = []
+        international = "+" in text or "\uff0b" in text or "00" in text
         for region in self.phone_regions:
-            for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
+            # VALID: a number of an allocated range; POSSIBLE (a length the plan allows) only in international form
+            found = list(phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID))
+            if international:
+                found += [m for m in phonenumbers.PhoneNumberMatcher(text, region,
+                                                                      leniency=phonenumbers.Leniency.POSSIBLE)
+                          if _international(m.raw_string, region)]
+            for match in found:
                 if (_DECIMAL_BEFORE.search(text, 0, match.start) or _GROUP_BEFORE.search(text, 0, match.start)
                         or _GROUP_AFTER.match(text, match.end) or any(
                         match.start < e and s < match.end for s, e in spans)):
@@ -192,6 +203,21 @@ class Redactor:
         if spans:
             counts["phone"] += len(spans)
         return text
+
+
+def _international(raw: str, region: str) -> bool:
+    """``raw`` is written in international form (``+CC ...``, or the region's exit code and CC: ``0044 ...``) and
+    its length is one the country's plan allows for a full number. Such a number is a phone number whether or not its
+    range is allocated today (a plan changes; a person's number typed in a query does not stop being one)."""
+    try:
+        number = phonenumbers.parse(raw, region, keep_raw_input=True)
+    except phonenumbers.NumberParseException:
+        return False
+    source = phonenumbers.CountryCodeSource
+    if number.country_code_source not in (source.FROM_NUMBER_WITH_PLUS_SIGN, source.FROM_NUMBER_WITH_IDD):
+        return False
+    reason = phonenumbers.is_possible_number_with_reason(number)  # local-only lengths make no sense after a +CC
+    return bool(reason == phonenumbers.ValidationResult.IS_POSSIBLE)
 
 
 def _sub(pattern: re.Pattern[str], text: str, kind: str, counts: Counter[str],

@@ -18,7 +18,7 @@ from custom_tasks.readers._io import display_path, resolve
 from custom_tasks.readers.extra_labels import read_labels
 from custom_tasks.sources import load_collection
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from .label_import import default_labels_path, write_labels
 from .ratings import ADJUDICATION, Merged, merge_all, read_all, read_rater_file
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from custom_tasks.readers._io import display_path
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 from custom_tasks.config import TaskConfig, project_root
 from custom_tasks.readers._io import display_path
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 
 STATUSES = ("graded", "skip", "unsure")
 RATER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,39}")

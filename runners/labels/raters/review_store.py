@@ -27,7 +27,7 @@ from custom_tasks.readers.question_reviews import reviews_path
 
 __all__ = ["ACTIONS", "ReadBack", "Review", "ReviewLog", "check_review", "read_reviews", "reviews_path"]
 
-from ...analysis.analysis_errors import AnalysisError
+from ...statistics.analysis_errors import AnalysisError
 from .rating_store import _fsync_dir
 
 ACTIONS = ("accept", "edit", "reject")

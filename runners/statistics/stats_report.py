@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..analysis_errors import AnalysisError
+from .analysis_errors import AnalysisError
 from . import intervals as stats
 from .per_query import paired_query_scores, query_tags, tag_names
 from .power import power_line

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from custom_tasks.config import find_task_configs, resolve_task_config
 
-from ...results.store import find_run, load_candidates, read_json
-from ...results.variants import shown_label
-from ..analysis_errors import AnalysisError
+from ..results.store import find_run, load_candidates, per_query_path, read_json, read_per_query
+from ..results.variants import shown_label
+from .analysis_errors import AnalysisError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -148,12 +148,12 @@ def _per_query_file(results_dir: Path, model_name: str, task_name: str, split: s
     if folder is None:
         raise AnalysisError(f"no results for model '{model_name}' on task '{task_name}' in {results_dir}: "
                             f"{RUN_HINT}")
-    path = folder / f"per_query_{split}.json"
+    path = per_query_path(folder, split)
     if not path.exists():
         raise AnalysisError(f"{path}: no per-query scores for split '{split}': run the task with that split")
     try:
         st = path.stat()
-        data = _once(("per_query", str(path.resolve()), st.st_mtime_ns, st.st_size), lambda: read_json(path))
+        data = _once(("per_query", str(path.resolve()), st.st_mtime_ns, st.st_size), lambda: read_per_query(path))
         subsets = data["subsets"]
     except (ValueError, KeyError, TypeError) as e:
         raise AnalysisError(f"{path}: damaged per-query file ({type(e).__name__}): delete {folder} and "
@@ -166,7 +166,7 @@ def stored_run_meta(results_dir: Path, model_name: str, task_name: str, split: s
     """A stored run's own fields (model, fingerprint, the analyzer BM25 used, ...), without its scores."""
     path, _ = _per_query_file(results_dir, model_name, task_name, split, revision)
     st = path.stat()
-    data = _once(("per_query", str(path.resolve()), st.st_mtime_ns, st.st_size), lambda: read_json(path))
+    data = _once(("per_query", str(path.resolve()), st.st_mtime_ns, st.st_size), lambda: read_per_query(path))
     return {k: v for k, v in data.items() if k != "subsets"}
 
 
@@ -178,7 +178,7 @@ def load_fingerprinted(results_dir: Path, model_name: str, task_name: str, metri
     scores = load_score_map(results_dir, model_name, task_name, metric, split, revision, subset)
     path, _ = _per_query_file(results_dir, model_name, task_name, split, revision)
     st = path.stat()
-    data = _once(("per_query", str(path.resolve()), st.st_mtime_ns, st.st_size), lambda: read_json(path))
+    data = _once(("per_query", str(path.resolve()), st.st_mtime_ns, st.st_size), lambda: read_per_query(path))
     stored = data.get("query_hashes") if isinstance(data, dict) else None
     hashes = stored.get(subset) if isinstance(stored, dict) else None
     text = hashes.get("text", {}) if isinstance(hashes, dict) else {}
@@ -197,7 +197,7 @@ def stored_corpus(results_dir: Path, model_name: str, task_name: str, split: str
     private-mteb kept them lack. The ids live in the rankings file, read only when asked for."""
     path, _ = _per_query_file(results_dir, model_name, task_name, split, None)
     st = path.stat()
-    data = _once(("per_query", str(path.resolve()), st.st_mtime_ns, st.st_size), lambda: read_json(path))
+    data = _once(("per_query", str(path.resolve()), st.st_mtime_ns, st.st_size), lambda: read_per_query(path))
     count = ((data.get("corpus_documents") or {}) if isinstance(data, dict) else {}).get(subset)
     ids = None
     rankings = path.parent / f"rankings_{split}.json.gz"

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...config.benchmark import BenchmarkConfig
-from ...config.experiments import plan_experiments
-from ...results.store import load_candidates
-from ...results.variants import shown_label
-from ..analysis_errors import AnalysisError
+from ..config.benchmark import BenchmarkConfig
+from ..config.experiments import plan_experiments
+from ..results.store import load_candidates
+from ..results.variants import shown_label
+from .analysis_errors import AnalysisError
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def candidate_set(cfg: BenchmarkConfig, models: Sequence[str] | None = None, tas
 
 def config_task_names(cfg: BenchmarkConfig) -> list[str]:
     """The mteb names of the config's tasks (a task YAML's `name:`), without loading any data."""
-    from ...config.task_lookup import task_name_for
+    from ..config.task_lookup import task_name_for
 
     out = []
     for entry in cfg.tasks:
