@@ -191,11 +191,13 @@ def main() -> None:
         print(json.dumps(rows, indent=1, ensure_ascii=False))
         return
     labels = [label for _, label in MODELS] + [f"{MODELS[1][1]} +bm25 rrf60"]
-    print(f"{'collection':12} {'docs':>5} {'questions':>9}  {'languages':24} "
-          + " ".join(f"{label[:24]:>24}" for label in labels))
+    heads = ["MiniLM-L6", "e5-small-q4", "BM25", "hybrid rrf60"]
+    print("nDCG@10 (test split)")
+    print(f"{'collection':12} {'docs':>5} {'questions':>9}  {'languages':12} " + " ".join(f"{h:>12}" for h in heads))
     for r in rows:
-        cells = " ".join(f"{r['ndcg@10'].get(label, float('nan')):>24.4f}" for label in labels)
-        print(f"{r['lang']:12} {r['documents']:>5} {r['questions']:>9}  {r['languages']:24} {cells}")
+        cells = " ".join(f"{r['ndcg@10'].get(label, float('nan')):>12.4f}" for label in labels)
+        langs = str(r["languages"]).removeprefix("languages: ")
+        print(f"{r['lang']:12} {r['documents']:>5} {r['questions']:>9}  {langs:12} {cells}")
     for r in rows:
         for line in r["init_dense"] + r["warnings"]:
             print(f"{r['lang']}: {line}")
