@@ -181,27 +181,35 @@ def main() -> None:
     missing = [PACKAGES[lang] for lang in args.langs if not (FAQ / LANGS[lang]).is_file()]
     if missing:
         raise SystemExit(f"the Debian FAQ is not installed here: apt-get install {' '.join(missing)}")
+    plans = [(f"faq-{lang}", lambda lang=lang: faq_collection(faq_entries(
+        gzip.open(FAQ / LANGS[lang], "rt", encoding="utf-8").read()))) for lang in args.langs]
+    plans += [(path.stem, lambda path=path: squad_entries(path)) for path in args.squad]
+    plans += [(name, lambda c=collection: c) for name, collection in (smoke if args.smoke else [])]
+    rows = []
+    if not args.json:
+        print("nDCG@10 (test split)")
+        print(f"{'collection':12} {'docs':>5} {'questions':>9}  {'languages':12} " + " ".join(f"{h:>12}" for h in HEADS))
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [measure(f"faq-{lang}", faq_collection(faq_entries(gzip.open(FAQ / LANGS[lang], "rt",
-                                                                            encoding="utf-8").read())), Path(tmp))
-                for lang in args.langs]
-        rows += [measure(path.stem, squad_entries(path), Path(tmp)) for path in args.squad]
-        rows += [measure(name, collection, Path(tmp)) for name, collection in (smoke if args.smoke else [])]
+        for name, make in plans:  # each row printed when measured: a long run shows what it has
+            rows.append(measure(name, make(), Path(tmp)))
+            if not args.json:
+                _print_row(rows[-1])
     if args.json:
         print(json.dumps(rows, indent=1, ensure_ascii=False))
         return
-    labels = [label for _, label in MODELS] + [f"{MODELS[1][1]} +bm25 rrf60"]
-    heads = ["MiniLM-L6", "e5-small-q4", "BM25", "hybrid rrf60"]
-    print("nDCG@10 (test split)")
-    print(f"{'collection':12} {'docs':>5} {'questions':>9}  {'languages':12} " + " ".join(f"{h:>12}" for h in heads))
-    for r in rows:
-        cells = " ".join(f"{r['ndcg@10'].get(label, float('nan')):>12.4f}" for label in labels)
-        langs = str(r["languages"]).removeprefix("languages: ")
-        print(f"{r['lang']:12} {r['documents']:>5} {r['questions']:>9}  {langs:12} {cells}")
     for r in rows:
         for line in r["init_dense"] + r["warnings"]:
             print(f"{r['lang']}: {line}")
 
+
+HEADS = ["MiniLM-L6", "e5-small-q4", "BM25", "hybrid rrf60"]
+
+
+def _print_row(r: dict) -> None:
+    labels = [label for _, label in MODELS] + [f"{MODELS[1][1]} +bm25 rrf60"]
+    cells = " ".join(f"{r['ndcg@10'].get(label, float('nan')):>12.4f}" for label in labels)
+    langs = str(r["languages"]).removeprefix("languages: ")
+    print(f"{r['lang']:12} {r['documents']:>5} {r['questions']:>9}  {langs:12} {cells}", flush=True)
 
 if __name__ == "__main__":
     main()
