@@ -191,7 +191,7 @@ def full_verdicts(y: dict[str, np.ndarray], pairs: list[tuple[str, str]]) -> dic
     return out
 
 
-def simulate(case: Case, profile: str, ns: list[int], draws: int, seq_draws: int, auto_draws: int,
+def simulate(case: Case, profile: str, ns: list[int], draws: int, seq_draws: int, boot_draws: int,
              seed: int) -> dict:
     """Coverage, widths and judgments needed for one judge on one collection, over ``draws`` draws."""
     y = case.ndcg(case.truth)
@@ -203,7 +203,7 @@ def simulate(case: Case, profile: str, ns: list[int], draws: int, seq_draws: int
     rng = np.random.default_rng([seed, sum(map(ord, profile))])
     rows: dict = {n: {"mean": [], "diff": []} for n in ns}
     stats: dict = {"kappa": [], "corr_mean": [], "corr_diff": [], "llm_mean": [], "llm_diff": [],
-                   "need_ppi": [], "need_human": [], "right_ppi": [], "right_human": [], "auto": []}
+                   "need_ppi": [], "need_human": [], "right_ppi": [], "right_human": [], "boot": []}
     for draw in range(draws):
         grades = judge(case, profile, rng)
         yhat = case.ndcg(grades)
@@ -218,19 +218,20 @@ def simulate(case: Case, profile: str, ns: list[int], draws: int, seq_draws: int
                 rows[n]["mean"].append(_record(est, y[c].mean()))
                 if n == ns[0]:   # LLM-only: all N predictions as truth (the human sample plays no part)
                     stats["llm_mean"].append(est.llm_only[1] <= y[c].mean() <= est.llm_only[2])
-                if n == ns[0] and draw < auto_draws:
-                    auto = ppi_mean(y[c][lab], yhat[c][lab], yhat[c][~lab], method="auto", resamples=2000, seed=draw)
-                    stats["auto"].append(_record(auto, y[c].mean()) + (auto.method == "bootstrap",))
+                if n == ns[0] and draw < boot_draws:
+                    boot = ppi_mean(y[c][lab], yhat[c][lab], yhat[c][~lab], method="bootstrap", resamples=2000,
+                                    seed=draw)
+                    stats["boot"].append(_record(boot, y[c].mean()))
             for a, b in pairs:
                 est = ppi_paired_difference(y[a][lab], y[b][lab], yhat[a][lab], yhat[b][lab], yhat[a][~lab],
                                             yhat[b][~lab])
                 rows[n]["diff"].append(_record(est, (y[a] - y[b]).mean()))
                 if n == ns[0]:
                     stats["llm_diff"].append(est.llm_only[1] <= (y[a] - y[b]).mean() <= est.llm_only[2])
-                if n == ns[0] and draw < auto_draws:
-                    auto = ppi_paired_difference(y[a][lab], y[b][lab], yhat[a][lab], yhat[b][lab], yhat[a][~lab],
-                                                 yhat[b][~lab], method="auto", resamples=2000, seed=draw)
-                    stats["auto"].append(_record(auto, (y[a] - y[b]).mean()) + (auto.method == "bootstrap",))
+                if n == ns[0] and draw < boot_draws:
+                    boot = ppi_paired_difference(y[a][lab], y[b][lab], yhat[a][lab], yhat[b][lab], yhat[a][~lab],
+                                                 yhat[b][~lab], method="bootstrap", resamples=2000, seed=draw)
+                    stats["boot"].append(_record(boot, (y[a] - y[b]).mean()))
         if draw < seq_draws:
             _sequential(y, yhat, pairs, full, sizes, rng, stats)
     return {"rows": rows, "stats": stats, "full": full, "pool": int(sizes.sum()), "n_q": n_q}
@@ -288,14 +289,18 @@ def report(case: Case, results: dict[str, dict], ns: list[int]) -> None:
                   f"{np.mean(s['corr_diff']):6.2f} {n:4d} | {m[:, 0].mean():10.1%} {d[:, 0].mean():10.1%} "
                   f"{human:6.1%} {np.mean(s['llm_mean']):5.0%}/{np.mean(s['llm_diff']):<5.0%} | "
                   f"{np.nanmean(m[:, 2]):10.2f} {np.nanmean(d[:, 2]):10.2f} {np.mean(d[:, 3]):4.2f}")
-    if any(res["stats"]["auto"] for res in results.values()):
-        print(f"method='auto' (BCa bootstrap where the CLT is doubtful) at n = {ns[0]}: coverage of means and "
-              "differences together, PPI / human-only")
+    if any(res["stats"]["boot"] for res in results.values()):
+        print(f"method='bootstrap' (BCa, 2,000 resamples) at n = {ns[0]}: coverage of means and differences "
+              "together, PPI / human-only, and the CLT's on the same draws")
         for profile, res in results.items():
-            a = np.array(res["stats"]["auto"], float)
-            print(f"  {profile:10s} {a[:, 0].mean():6.1%} / {a[:, 1].mean():6.1%}   bootstrap chosen "
-                  f"{a[:, 4].mean():4.0%}, width over human-only {np.nanmean(a[:, 2]):.2f}   over "
-                  f"{a.shape[0]} estimates")
+            b = np.array(res["stats"]["boot"], float)
+            per_draw = len(case.rankings) + len(list(combinations(case.rankings, 2)))
+            m, d = res["rows"][ns[0]]["mean"], res["rows"][ns[0]]["diff"]
+            clt = [r[0] for r in m[: b.shape[0] // per_draw * len(case.rankings)]]
+            clt += [r[0] for r in d[: b.shape[0] // per_draw * (per_draw - len(case.rankings))]]
+            print(f"  {profile:10s} bootstrap {b[:, 0].mean():6.1%} / {b[:, 1].mean():6.1%}   CLT "
+                  f"{np.mean(clt):6.1%}   width over human-only {np.nanmean(b[:, 2]):.2f}   over {b.shape[0]} "
+                  "estimates")
     print("human judgments until every decided pair's 95% interval first excludes 0 (share of the pool; median, "
           "90th percentile; first verdict = full-label verdict)")
     for profile, res in results.items():
@@ -315,8 +320,8 @@ def main() -> None:
     ap.add_argument("--generated", action="store_true", help="a generated collection (seed 0)")
     ap.add_argument("--draws", type=int, default=1000, help="draws of the human sample per judge and n")
     ap.add_argument("--seq-draws", type=int, default=300, help="draws of the sequential (judgments needed) part")
-    ap.add_argument("--auto-draws", type=int, default=100,
-                    help="draws where method='auto' is measured too, at the smallest n (the bootstrap is slower)")
+    ap.add_argument("--boot-draws", type=int, default=100,
+                    help="draws where the bootstrap interval is measured too, at the smallest n (it is slower)")
     ap.add_argument("--ns", default="30,60,100", help="human sample sizes (questions)")
     ap.add_argument("--judges", default="kappa 0.3,kappa 0.5,kappa 0.7,kappa 0.85,lexical")
     ap.add_argument("--smoke", action="store_true", help="a tiny generated collection, 5 draws: measures nothing")
@@ -324,7 +329,7 @@ def main() -> None:
     ns = [int(x) for x in args.ns.split(",")]
     cases = []
     if args.smoke:
-        args.draws, args.seq_draws, args.auto_draws, ns = 5, 2, 2, [10]
+        args.draws, args.seq_draws, args.boot_draws, ns = 5, 2, 2, [10]
         cases.append(generated(0, n_queries=30, n_docs=40))
     if args.config:
         cases.append(demo(args.config))
@@ -333,7 +338,7 @@ def main() -> None:
     if not cases:
         ap.error("name a collection: -c CONFIG and/or --generated (or --smoke)")
     for case in cases:
-        results = {p: simulate(case, p, ns, args.draws, args.seq_draws, args.auto_draws, seed=0) for p in args.judges.split(",")}
+        results = {p: simulate(case, p, ns, args.draws, args.seq_draws, args.boot_draws, seed=0) for p in args.judges.split(",")}
         report(case, results, ns)
 
 

@@ -5,15 +5,17 @@ task's `languages:`: one language (ISO 639-3 part of the codes) -> its row of mt
 PyStemmer stemmer, character tokens for CJK/Thai/...); several languages, or none -> English's row; a language
 mteb has no row for -> no stemmer and no list. Without a list, mteb drops the terms found in at least 90% of the
 documents. A task's `bm25:` block overrides any of these, key by key; without the block a task scores exactly as
-mteb's BM25 scores it. The analyzer is resolved here from mteb's own table (read at run time; only its stop-word
-keys are written here, checked against it by a test, so that reading a task config never imports mteb), shown by
-`run`, stored with BM25's results and named by `stats` and the report.
+mteb's BM25 scores it, except where measurement chose other tokens (`MEASURED_DEFAULTS`: Chinese, Japanese, Thai get
+character n-grams, bm25_tokens.py; the analyzer line says so, and the settings fingerprint holds it). The
+analyzer is resolved here from mteb's own table (read at run time; only its stop-word keys are written here, checked
+against it by a test, so that reading a task config never imports mteb), shown by `run`, stored with BM25's results
+and named by `stats` and the report.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
@@ -48,8 +50,13 @@ class BM25Settings(BaseModel):
     stopwords: str | list[str] | None = None
     #: with no stop-word list: drop the terms found in at least this share of documents (0: keep every term)
     stopword_frequency: float | None = None
-    #: words (bm25s' \\w\\w+ pattern) or characters (mteb's choice for Chinese, Japanese, Thai, ...)
-    tokenizer: Literal["words", "characters"] | None = None
+    #: words (bm25s' \\w\\w+ pattern), characters (mteb's choice for Chinese, Japanese, Thai, ...), char_ngrams (1..n
+    #: characters of text without spaces, other words whole) or segmenter (a word segmenter, an extra: bm25_tokens.py)
+    tokenizer: Literal["words", "characters", "char_ngrams", "segmenter"] | None = None
+    #: char_ngrams: the longest n-gram (2: unigrams and bigrams)
+    n: int | None = None
+    #: segmenter: jieba (Chinese), newmm (Thai, PyThaiNLP), janome (Japanese); left out: the language's
+    segmenter: str | None = None
     #: bm25s lower-cases every term (mteb's default)
     lowercase: bool | None = None
     #: text through custom_tasks/normalize.py first: NFKC, case folding, one form of variant letters (ş/ș, ţ/ț, ...)
@@ -90,6 +97,25 @@ class BM25Settings(BaseModel):
             return words
         return v
 
+    @field_validator("segmenter", mode="before")
+    @classmethod
+    def _segmenter(cls, v: Any) -> Any:
+        from .bm25_tokens import SEGMENTERS
+
+        if isinstance(v, str) and v.strip().lower() not in SEGMENTERS:
+            names = list(SEGMENTERS)
+            raise ValueError(f"segmenter '{v}' is not one of {', '.join(names)}{did_you_mean(v.strip().lower(), names)}")
+        return v.strip().lower() if isinstance(v, str) else v
+
+    @field_validator("n")
+    @classmethod
+    def _n(cls, v: int | None) -> int | None:
+        from .bm25_tokens import MAX_N
+
+        if v is not None and not 1 <= v <= MAX_N:
+            raise ValueError(f"n {v}: char_ngrams takes n from 1 to {MAX_N} (2: unigrams and bigrams)")
+        return v
+
     @field_validator("stopword_frequency")
     @classmethod
     def _frequency(cls, v: float | None) -> float | None:
@@ -101,6 +127,10 @@ class BM25Settings(BaseModel):
     def _case(self) -> BM25Settings:
         if self.lowercase is False and (self.normalize or self.fold_accents):
             raise ValueError("bm25: normalize/fold_accents fold case too: drop lowercase: false, or the normalisation")
+        if self.n is not None and self.tokenizer != "char_ngrams":
+            raise ValueError("bm25: n is the n-gram length of tokenizer: char_ngrams; add it, or drop n")
+        if self.segmenter is not None and self.tokenizer != "segmenter":
+            raise ValueError(f"bm25: segmenter {self.segmenter} needs tokenizer: segmenter; add it, or drop segmenter")
         return self
 
     def written(self) -> dict[str, Any]:
@@ -116,11 +146,13 @@ class Analyzer:
     stemmer: str | None  # PyStemmer algorithm
     stopwords: str | tuple[str, ...] | None  # bm25s list key, or the task's own words
     stopword_frequency: float  # used only without a list
-    tokenizer: str  # "words" | "characters"
+    tokenizer: str  # "words" | "characters" | "char_ngrams" | "segmenter"
     lowercase: bool
     normalize: bool = False  # normalize_text before tokenizing (NFKC, case folding, variant letters)
     fold_accents: bool = False
     note: str = ""  # why the default may not be what the task wants (several languages, no analyzer in mteb)
+    n: int = 0  # char_ngrams: the longest n-gram
+    segmenter: str = ""  # segmenter: its name and installed version ("jieba 0.42.1"; bm25_tokens.segmenter_id)
 
     def record(self) -> dict[str, Any]:
         """JSON for the results' sidecar (and the run history): the settings and the one-line description."""
@@ -164,8 +196,32 @@ class Analyzer:
         if self.normalize or self.fold_accents:
             parts.append("text normalised (NFKC, case folding, one form of variant letters)"
                          + (", accents folded" if self.fold_accents else ""))
-        parts.append("character tokens" if self.tokenizer == "characters" else "word tokens")
+        parts.append(self.tokens())
         return ", ".join(parts) + (f" ({self.note})" if self.note else "")
+
+    def tokens(self) -> str:
+        """The tokenizer in words: 'character 1- to 2-grams of text without spaces, other words whole'."""
+        if self.tokenizer == "char_ngrams":
+            grams = "single characters" if self.n == 1 else f"character 1- to {self.n}-grams"
+            return f"{grams} of text without spaces, other words whole"
+        if self.tokenizer == "segmenter":
+            from .bm25_tokens import SEGMENTERS
+
+            name = self.segmenter.split(" ")[0]
+            return f"words of the {self.segmenter} segmenter ({SEGMENTERS[name].dictionary})"
+        return "character tokens" if self.tokenizer == "characters" else "word tokens"
+
+    def token_function(self) -> Callable[[str], list[str]] | None:
+        """`text -> tokens` for mteb's BM25Tokenizer (its custom-tokenizer path), None for mteb's own tokenizers."""
+        from functools import partial
+
+        from . import bm25_tokens
+
+        if self.tokenizer == "char_ngrams":
+            return partial(bm25_tokens.char_ngrams, n=self.n, lowercase=self.lowercase)
+        if self.tokenizer == "segmenter":
+            return bm25_tokens.segment(self.segmenter.split(" ")[0], lowercase=self.lowercase)
+        return None
 
 
 def analyzer_language(languages: list[str]) -> tuple[str, str]:
@@ -207,20 +263,86 @@ def resolve_analyzer(languages: list[str], settings: BM25Settings | None = None)
         stopwords = tuple(value) if isinstance(value, list) else (None if value == NONE else value)
     if {"stemmer", "stopwords"} & set(chosen):  # the block answers what the note asked
         note = ""
+    tokens = _tokens(language, chosen, "characters" if tokenizer == "char" else "words")
+    if tokens.get("note"):
+        note = "; ".join(filter(None, [note, tokens.pop("note")]))
     analyzer = Analyzer(
         language=language,
         stemmer=stemmer,
         stopwords=stopwords,
         stopword_frequency=chosen.get("stopword_frequency", MTEB_STOPWORD_FREQUENCY),
-        tokenizer=chosen.get("tokenizer", "characters" if tokenizer == "char" else "words"),
         lowercase=chosen.get("lowercase", True),
         normalize=bool(chosen.get("normalize") or chosen.get("fold_accents")),
         fold_accents=bool(chosen.get("fold_accents")),
         note=note,
+        **tokens,
     )
-    if analyzer.tokenizer == "characters" and (not analyzer.lowercase or isinstance(analyzer.stopwords, tuple)
-                                               or analyzer.stemmer):
-        raise ValueError("bm25: character tokens (mteb's tokenizer for this language) are never stemmed, always "
-                         "lower-cased and take only a bm25s list key as stopwords: set tokenizer: words, or drop "
-                         "stemmer/lowercase/the word list")
+    if analyzer.tokenizer != "words" and (not analyzer.lowercase or isinstance(analyzer.stopwords, tuple)
+                                          or analyzer.stemmer):
+        raise ValueError(f"bm25: {analyzer.tokenizer} tokens (character tokens, n-grams, a segmenter's words) are "
+                         "never stemmed, always lower-cased and take only a bm25s list key as stopwords: set "
+                         "tokenizer: words, or drop stemmer/lowercase/the word list")
     return analyzer
+
+
+#: the tokenizer chosen by measurement where it beats mteb's single characters (benchmarks/bench_tokenizers.py on
+#: public data of the language; figures in docs/candidates.md): ISO 639-3 code -> (tokenizer, n)
+MEASURED_DEFAULTS: dict[str, tuple[str, int]] = {"zho": ("char_ngrams", 2), "cmn": ("char_ngrams", 2),
+                                                  "jpn": ("char_ngrams", 2), "tha": ("char_ngrams", 3)}
+#: the n of char_ngrams when the block leaves it out
+DEFAULT_N = 2
+
+
+def measured_default(language: str) -> tuple[str, int] | None:
+    """(tokenizer, n) chosen by measurement for a language (ISO 639-3), where it is not mteb's choice."""
+    return MEASURED_DEFAULTS.get(language)
+
+
+def _tokens(language: str, chosen: dict[str, Any], mtebs: str, strict: bool = True) -> dict[str, Any]:
+    """The Analyzer's tokenizer, n, segmenter (name + version) and, for a measured default, the note saying so.
+    A segmenter whose package is missing: one line naming the extra (ValueError), or with `strict` off its name."""
+    from .bm25_tokens import default_segmenter, segmenter_id
+    from .languages import language_name
+
+    measured = measured_default(language) if "tokenizer" not in chosen else None
+    tokenizer = measured[0] if measured else chosen.get("tokenizer", mtebs)
+    out: dict[str, Any] = {"tokenizer": tokenizer}
+    if tokenizer == "char_ngrams":  # n left out: the language's measured n (Thai 3), else 2
+        own = MEASURED_DEFAULTS.get(language, ("", DEFAULT_N))
+        out["n"] = chosen.get("n", own[1] if own[0] == "char_ngrams" else DEFAULT_N)
+    if tokenizer == "segmenter":
+        name = chosen.get("segmenter") or default_segmenter(language)
+        if name is None:
+            from .bm25_tokens import SEGMENTERS
+
+            raise ValueError(f"bm25: no segmenter is known for '{language}' ({language_name(language)}): name one "
+                             f"(segmenter: {'|'.join(SEGMENTERS)}), or use tokenizer: char_ngrams")
+        try:
+            out["segmenter"] = segmenter_id(name)
+        except ValueError:
+            if strict:
+                raise
+            out["segmenter"] = f"{name} (not installed)"  # `run` says the one line; lint and stats still read the task
+    if measured:
+        out["note"] = (f"{language_name(language)}: {tokenizer} chosen by measurement, mteb's BM25 uses single "
+                       "characters; tokenizer: characters restores it")
+    elif tokenizer == "characters" and "tokenizer" not in chosen:
+        out["note"] = (f"{language_name(language)}: mteb's single characters, not measured here; char_ngrams beat "
+                       "them on Chinese, Japanese and Thai (docs/candidates.md): bm25: {tokenizer: char_ngrams}")
+    return out
+
+
+def token_identity(languages: list[str], settings: BM25Settings | None) -> dict[str, Any] | None:
+    """What the task's `bm25:` keys do not say about its tokens (a measured default, the segmenter's version), for
+    the settings fingerprint; None where mteb's own tokenizer is used as written. Never imports mteb."""
+    from .macro_languages import MTEB_BM25_LANGUAGES, choose_analyzer_language
+
+    chosen = settings.written() if settings is not None else {}
+    language, _ = choose_analyzer_language(languages, MTEB_BM25_LANGUAGES)  # mteb's table, written without mteb
+    if "tokenizer" not in chosen and measured_default(language) is None:
+        return None
+    if chosen.get("tokenizer") in ("words", "characters"):
+        return None
+    out = _tokens(language, chosen, "", strict=False)
+    out.pop("note", None)
+    return out

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import (AnyUrl, BaseModel, ConfigDict, Field, PastDate, TypeAdapter, ValidationError, ValidationInfo,
                       field_validator, model_validator)
 
-from .bm25_analyzer import BM25Settings
+from .bm25_analyzer import BM25Settings, token_identity
 from .config_problems import did_you_mean, messages, problems, raise_problems
 from .errors import ConfigError
 from .languages import check_languages
@@ -76,6 +76,11 @@ class TaskConfig(BaseModel):
     main_score: str = Field(default="ndcg_at_10", validate_default=True)  # checked against k_values, too
     license: str = "not specified"
     labels: str = "human"
+    #: every relevant document of every question is labelled (a known-item export: each question's answer is
+    #: known), so a document nobody judged is known not relevant: no unjudged mark, no open verdict over unjudged
+    #: pairs, no pooling suggestion. Notes only: scores count an unjudged document as not relevant either way, so
+    #: it is not part of the task's identity (settings_fingerprint leaves it out).
+    complete_labels: bool = False
     #: the model that wrote the LLM-generated questions (e.g. openai/gpt-4o): candidates of its family are flagged
     generated_by: str | None = None
     reference: str | None = None
@@ -257,6 +262,9 @@ class TaskConfig(BaseModel):
                 from .normalize import VERSION  # what the normaliser does is part of the score it gives
 
                 settings["bm25"]["normalizer"] = VERSION
+        tokens = token_identity(self.languages, self.bm25)  # a measured default tokenizer, a segmenter's version
+        if tokens is not None:
+            settings["bm25_tokens"] = tokens
         if self.grades != DEFAULT_GRADES:  # what a grade means is part of the data (results made before re-run)
             settings["grades"] = {str(k): v for k, v in sorted(self.grades.items())}
         canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

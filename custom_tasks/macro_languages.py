@@ -153,4 +153,5 @@ def word_tokens_warning(languages: Sequence[str], tokenizer: str, where: object)
         return ""
     return (f"BM25 uses word tokens on {'/'.join(scripts)} text ({', '.join(languages)}), a script written without "
             f"spaces: each token is a whole clause and lexical matching collapses; set `bm25: {{tokenizer: "
-            f"characters}}` in {where} (keep words only for text already segmented with spaces)")
+            f"char_ngrams}}` in {where} (character n-grams: measured best on Chinese, Japanese and Thai; keep words "
+            f"only for text already segmented with spaces)")

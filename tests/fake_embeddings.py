@@ -2,8 +2,11 @@
 
 Not a model: a text's vector is a fixed pseudo-random function of (seed, text), so a changed `seed` is "another
 model behind the same URL". Behaviours a test can inject: HTTP 429 / 500 answers before a good one (per request
-count), a delay per request (to see concurrency), garbage (not JSON), a required API key. It records each
-request's batch size, the Authorization headers seen and the most requests in flight at once. The real-server
+count), a delay per request (to see concurrency), garbage (not JSON), a required API key, a maximum input
+length (`max_words`: longer texts truncated, as a sentence-transformers server does at its max_seq_length, or
+`refuse_words`: refused with HTTP 413, as TEI does), every request failing after the first N (`fail_after`). It
+records each request's batch size, the other fields of its body (`fields`), the Authorization headers seen and the
+most requests in flight at once. The real-server
 test (tests/test_endpoint_server.py) runs Infinity instead.
 """
 
@@ -37,6 +40,10 @@ class FakeEmbeddings:
     delay_s: float = 0.0
     garbage: bool = False
     api_key: str | None = None  # when set, requests without `Authorization: Bearer <key>` get 401
+    max_words: int | None = None  # texts cut to their first N words before they are embedded
+    refuse_words: int | None = None  # a text of more than N words: HTTP 413
+    fail_after: int | None = None  # requests after the first N answer `fail_status`
+    fields: list[dict] = field(default_factory=list)
     requests: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
@@ -56,15 +63,20 @@ class FakeEmbeddings:
             time.sleep(self.delay_s)
             if self.api_key is not None and auth != f"Bearer {self.api_key}":
                 return 401, b'{"error": "unauthorized"}', {}
-            if n <= self.fail_first:
+            if n <= self.fail_first or (self.fail_after is not None and n > self.fail_after):
                 return self.fail_status, b'{"error": "busy"}', ({"Retry-After": self.retry_after}
                                                                  if self.retry_after is not None else {})
             if self.garbage:
                 return 200, b"<html>It works!</html>", {"Content-Type": "text/html"}
             texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            if self.refuse_words is not None and any(len(t.split()) > self.refuse_words for t in texts):
+                return 413, b'{"error": "input too long"}', {}
             with self._lock:
                 self.batch_sizes.append(len(texts))
                 self.inputs += texts
+                self.fields.append({k: v for k, v in body.items() if k != "input"})
+            if self.max_words is not None:
+                texts = [" ".join(t.split()[:self.max_words]) for t in texts]
             data = [{"object": "embedding", "index": i, "embedding": fake_vector(self.seed, t, self.dim).tolist()}
                     for i, t in enumerate(texts)]
             doc = {"object": "list", "model": self.model, "data": data[::-1],  # out of order: `index` decides

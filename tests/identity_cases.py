@@ -101,8 +101,8 @@ def pinned_machine(monkeypatch: Any) -> None:
 
     from runners.execution.candidates import endpoint_candidate as endpoint
 
-    def probe(client: Any) -> tuple[str, Any]:  # the server's answer to the probe text, without a server
-        return client.model or "served-default", np.linspace(-1.0, 1.0, 8, dtype=np.float32)
+    def probe(client: Any) -> tuple[str, Any, tuple[str, ...]]:  # the server's answer to the probe, no server
+        return client.model or "served-default", np.linspace(-1.0, 1.0, 8, dtype=np.float32)[None], ()
 
     monkeypatch.setattr(endpoint.EndpointClient, "probe", probe)
 

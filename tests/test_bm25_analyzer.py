@@ -172,16 +172,18 @@ def test_the_romanian_stemmer_changes_the_score(tmp_path):
     assert with_stem > without + 0.05
 
 
-@pytest.mark.parametrize("languages", [["eng-Latn"], ["ron-Latn"], ["ron-Latn", "eng-Latn"], ["pol-Latn"],
-                                       ["zho-Hans"]])
-def test_without_a_block_the_analyzer_is_mtebs(tmp_path, languages):
-    """A task without `bm25:` gets exactly mteb's BM25Search results (same documents, same scores)."""
+@pytest.mark.parametrize("languages, bm25", [(["eng-Latn"], None), (["ron-Latn"], None),
+                                             (["ron-Latn", "eng-Latn"], None), (["pol-Latn"], None),
+                                             (["kor-Hang"], None), (["zho-Hans"], {"tokenizer": "characters"})])
+def test_without_a_block_the_analyzer_is_mtebs(tmp_path, languages, bm25):
+    """A task without `bm25:` gets exactly mteb's BM25Search results (same documents, same scores); Chinese, Japanese, Thai,
+    whose default tokenizer is chosen by measurement (test_bm25_tokens.py), get them with `tokenizer: characters`."""
     import mteb
 
     from custom_tasks.task import get_task
     from runners.execution.candidates.bm25 import bm25_search
 
-    task = get_task(write_task(tmp_path, languages))
+    task = get_task(write_task(tmp_path, languages, bm25))
     task.load_data()
     split = task.dataset["default"]["test"]
     kwargs = {"task_metadata": task.metadata, "hf_split": "test", "hf_subset": "default", "encode_kwargs": {}}
@@ -213,7 +215,11 @@ def test_defaults_follow_mteb_per_language():
     assert "several languages" in resolve_analyzer(["ron-Latn", "eng-Latn"], BM25Settings(lowercase=False)).note
     chosen = resolve_analyzer(["ron-Latn", "eng-Latn"], BM25Settings(stemmer="romanian"))
     assert (chosen.stemmer, chosen.stopwords, chosen.note) == ("romanian", "en", "")
-    assert resolve_analyzer(["zho-Hans"]).tokenizer == "characters"
+    assert resolve_analyzer(["kor-Hang"]).tokenizer == "characters"
+    from custom_tasks.bm25_analyzer import MEASURED_DEFAULTS  # where measurement replaced mteb's single characters
+
+    assert MEASURED_DEFAULTS and all(private("bm25_languages")[code][2] == "char" for code in MEASURED_DEFAULTS)
+    assert resolve_analyzer(["zho-Hans"], BM25Settings(tokenizer="characters")).tokenizer == "characters"
     nulls = BM25Settings.model_validate({"stemmer": None, "stopword_frequency": None, "lowercase": None})
     assert nulls.written() == {"stemmer": "none"}  # `stemmer: null` is no stemmer; a null switch is the default
     assert resolve_analyzer(["ron-Latn"], nulls).stopword_frequency == MTEB_STOPWORD_FREQUENCY

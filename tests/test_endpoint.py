@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from custom_tasks.errors import ConfigError
 from fake_embeddings import FakeEmbeddings, fake_vector
 from runners.cli import app
+from conftest import TINY_YAML as TINY
 from runners.config.model_spec import ModelSpec
 
 runner = CliRunner()
@@ -96,19 +97,23 @@ def test_api_key_comes_from_the_named_environment_variable(served, monkeypatch) 
     with pytest.raises(ConfigError, match="HTTP 401"):
         client(url, api_key_env="TEAM_EMBED_KEY").embed(["a"])
     assert fake.auth_seen[-1] is None  # no key set: none sent
-    with pytest.raises(ValueError, match="NAME of an environment variable"):
+    with pytest.raises(ValueError, match="NAME of an environment variable") as e:
         spec(url, api_key_env="sk-live-abc123!")  # a key pasted into the config is refused
+    assert "sk-" not in str(e.value).split("input_value")[0]  # pydantic's own repr aside: no part of it shown
 
 
 @pytest.mark.parametrize("case", ["unreachable", "not_found", "garbage"])
 def test_a_broken_server_is_one_line(case, served) -> None:
+    """The candidate is made (the run goes on with the others); loading it is the one-line error."""
     from runners.execution.candidates.endpoint_candidate import candidate
 
     url = {"unreachable": lambda: f"http://127.0.0.1:{_free_port()}/v1",
            "not_found": lambda: served(FakeEmbeddings()).replace("/v1", "/nothing"),
            "garbage": lambda: served(FakeEmbeddings(garbage=True))}[case]()
+    broken = candidate(spec(url))
+    assert broken.identity["probe"] is None
     with pytest.raises(ConfigError) as e:
-        candidate(spec(url))
+        broken.load()
     line = str(e.value)
     assert "\n" not in line and url in line
     assert {"unreachable": "is unreachable", "not_found": "HTTP 404", "garbage": "did not answer embeddings JSON"}[case] in line
@@ -202,16 +207,46 @@ def test_prompts_reach_the_sentence_transformers_model(minilm, recwarn) -> None:
     assert get_prompt(model.model_prompts, Meta, PromptType.document) == "passage: "  # by task type
 
 
-def test_unreachable_endpoint_run_is_one_line_exit_2(tiny_copy, tmp_path) -> None:
-    url = f"http://127.0.0.1:{_free_port()}/v1"
+def test_a_failing_endpoint_is_skipped_like_any_failing_model(tiny_copy, served, tmp_path) -> None:
+    """A wrong URL (refused, 404) or retries spent mid-run fail that model only, one line each; BM25 still runs;
+    exit 2 at the end (`run --help`)."""
+    unreachable = f"http://127.0.0.1:{_free_port()}/v1"
+    not_found = served(FakeEmbeddings()).replace("/v1", "/nothing")
+    flaky = served(FakeEmbeddings(fail_after=3, fail_status=500, retry_after=None))  # the 3 probes, then 500s
     cfg = tmp_path / "bench.yaml"
+    endpoints = [("wrong", unreachable, {}), ("missing", not_found, {}),
+                 ("flaky", flaky, {"max_retries": 1, "backoff_s": 0})]
     cfg.write_text(yaml.safe_dump({"name": "e", "tasks": [str(tiny_copy)], "results_dir": str(tmp_path / "r"),
-                                   "models": [{"name": "team/served", "kind": "endpoint", "endpoint": {"url": url}}]}))
+                                   "models": [{"name": "bm25"}] + [
+                                       {"name": f"team/{label}", "label": label, "kind": "endpoint",
+                                        "endpoint": {"url": url, **extra}} for label, url, extra in endpoints]}))
     r = runner.invoke(app, ["run", "-c", str(cfg)])
     assert r.exit_code == 2, r.output
-    err = [line for line in r.output.splitlines() if line.strip()]
-    assert "Traceback" not in r.output and any(str(cfg) in line and url in line and "unreachable" in line
-                                               for line in err), r.output
+    assert "Traceback" not in r.output and "done: BM25 on TinyKBRetrieval" in r.output
+    failed = [line for line in r.output.splitlines() if line.startswith("failed:")]
+    assert len(failed) == 3, r.output
+    wrong, missing, flaky_line = failed
+    assert wrong.startswith("failed: wrong on TinyKBRetrieval: ") and unreachable in wrong and "unreachable" in wrong
+    assert missing.startswith("failed: missing on TinyKBRetrieval: ") and "HTTP 404" in missing
+    assert flaky_line.startswith("failed: flaky on TinyKBRetrieval: ") and "no answer after 2 attempt(s) (http 500)" in flaky_line
+    assert "crashed" not in r.output and "EndpointError" not in r.output  # the error's own line, no type name
+    assert r.output.count(str(cfg)) == 3  # each failed line names the config once, nothing else repeats it
+
+
+def test_a_pasted_key_is_never_printed(tmp_path) -> None:
+    key = "sk-proj-" + "Q7x" * 20
+    cfg = tmp_path / "bench.yaml"
+    cfg.write_text(yaml.safe_dump({"name": "e", "tasks": [str(TINY)], "models": [
+        {"name": "team/served", "endpoint": {"url": "http://127.0.0.1:1/v1", "api_key_env": key}}]}))
+    r = runner.invoke(app, ["run", "-c", str(cfg)])
+    assert r.exit_code == 2 and "api_key_env must be the NAME of an environment variable" in r.output, r.output
+    assert not any(key[i:i + 6] in r.output for i in range(len(key) - 5)), r.output  # no 6 characters of it
+    from runners.config.generator import GeneratorOptions  # the question writer's key: the same rule
+
+    with pytest.raises(ValueError) as e:
+        GeneratorOptions(endpoint="http://127.0.0.1:1/v1", model="m", api_key_env=key)
+    shown = "; ".join(err["msg"] for err in e.value.errors())  # what a config error prints
+    assert "NAME of an environment variable" in shown and not any(key[i:i + 6] in shown for i in range(len(key) - 5))
 
 
 def test_latency_is_measured_as_served(served, tmp_path) -> None:

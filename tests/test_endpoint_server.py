@@ -4,7 +4,9 @@ from PyPI, its own virtual environment: tests/endpoint_server.py) serving the of
 On the demo knowledge base (178 documents, 247 questions): every vector the server returns is within cosine
 0.9999 of the same model in process and the nDCG@10 of the two runs agree within 1e-4, with and without prompts;
 a model swapped behind the same URL and served name (the same folder with CLS pooling) re-runs with its own
-scores, the in-process model is reused; the server stopped, `run` is one line, exit 2.
+scores, the in-process model is reused; the server stopped, each served candidate fails with one line and the
+others are still reported, exit 2. The same weights and name restarted with another max_seq_length (the issue's
+stale 0.8096 where a fresh run gave 0.7386) is another identity: the long probes see the truncation.
 """
 
 from __future__ import annotations
@@ -126,4 +128,45 @@ def test_served_model_equals_in_process_and_a_swap_reruns(infinity, tmp_path) ->
     r = runner.invoke(app, ["run", "-c", str(bench)])
     assert r.exit_code == 2 and "Traceback" not in r.output
     lines = [line for line in r.output.splitlines() if "unreachable" in line]
-    assert len(lines) == 1 and str(bench) in lines[0] and url in lines[0], r.output
+    assert len(lines) == 2 and all(str(bench) in line and url in line for line in lines), r.output
+    assert all(line.startswith(("failed: served on", "failed: served+prompts on")) for line in lines), r.output
+
+
+def _max_seq_length_copy(root: Path, n: int) -> Path:
+    """The MiniLM folder (its files linked) with max_seq_length `n` in sentence_bert_config.json: the same weights
+    and name, another truncation."""
+    src, dst = _minilm_dir(), root / f"minilm-msl{n}"
+    dst.mkdir(parents=True)
+    for f in src.iterdir():
+        (dst / f.name).symlink_to(f, target_is_directory=f.is_dir())
+    (dst / "sentence_bert_config.json").unlink()
+    conf = json.loads((src / "sentence_bert_config.json").read_text())
+    (dst / "sentence_bert_config.json").write_text(json.dumps({**conf, "max_seq_length": n}))
+    return dst
+
+
+def test_a_server_restarted_with_another_max_seq_length_is_another_identity(infinity, tmp_path) -> None:
+    from runners.config.model_spec import ModelSpec
+    from runners.execution.candidates.endpoint_candidate import _PROBES, EndpointClient, candidate
+    from runners.execution.remote.probe_text import SHORT_PROBE, probe_texts
+
+    spec = ModelSpec(name="team/minilm-served", kind="endpoint", endpoint={"url": "http://127.0.0.1:1/v1"})
+
+    class Cfg:
+        path, cache_path = "bench.yaml", tmp_path / "cache"
+
+    ids = {}
+    for n in (256, 128, 256):
+        url = infinity.start(_max_seq_length_copy(tmp_path / f"run{len(ids)}", n), "minilm")
+        served = spec.model_copy(update={"endpoint": spec.endpoint.model_copy(update={"url": url, "model": "minilm"})})
+        _PROBES.clear()  # each start a new process would be: the id read back from the cache folder
+        cand = candidate(served, cfg=Cfg())
+        short, medium = EndpointClient(served).embed([SHORT_PROBE, probe_texts()[1]])
+        ids.setdefault(n, []).append((cand.identity, short, medium))
+        infinity.stop()
+    (first, short256, medium256), (again, _, _) = ids[256]
+    cut, short128, medium128 = ids[128][0]
+    assert float(short256 @ short128 / np.linalg.norm(short256) / np.linalg.norm(short128)) > 0.9999  # the short
+    assert float(medium256 @ medium128 / np.linalg.norm(medium256) / np.linalg.norm(medium128)) < 0.999  # probe is blind
+    assert cut["probe"] != first["probe"] and cut["served_model"] == first["served_model"]
+    assert again == first  # the same settings again: the same identity, nothing re-run

@@ -120,3 +120,27 @@ def test_show_refused_in_a_run_that_goes_on(tiny, tmp_path, served) -> None:
     assert rep["refused"] == [{"query_id": "q5", "doc_id": "mfa", "kind": "malformed",
                                "answer": "The passage seems relevant, I would say 2."}] * 3
     assert "refused" not in llm_labels_path(task_yaml).read_text()  # shown, never stored
+
+
+def test_an_endpoint_answering_error_pages_is_no_judge_whatever_the_file_holds(tiny, tmp_path, served) -> None:
+    """The grades file holds this judge's grades; the same endpoint now answers every request with an HTML page
+    (HTTP 200). Not a run of unrateable pairs: one line, exit 2, the first pair's attempts only, the file as it was.
+    Also when the first pair's failures are mixed (a timeout-like reset, then HTML): no answer was a judge's."""
+    task_yaml, c = tiny
+    pool = write_pool(tmp_path, c)
+    fake = FakeJudge(rule=truth_rule(c))
+    cfg = bench(tmp_path, task_yaml, served(fake))
+    lines = pool.read_text().splitlines()
+    part = tmp_path / "part.jsonl"  # the judge grades some pairs first: the file holds its grades
+    part.write_text("\n".join(lines[:30]) + "\n")
+    assert judge(cfg, part)["graded"] == 30
+    before = llm_labels_path(task_yaml).read_bytes()
+    for faults in (lambda q, p: ("html",) * 9, lambda q, p: ("reset",) + ("html",) * 9):
+        fake.faults, asked = faults, fake.requests
+        r = runner.invoke(app, ["labels", "judge", "-c", str(cfg), "--pool", str(pool)])
+        assert r.exit_code == 2, r.output
+        err = [line for line in r.output.splitlines() if line.startswith("error:")]
+        assert len(err) == 1 and "did not answer chat-completions JSON" in err[0] and "Traceback" not in r.output
+        assert llm_labels_path(task_yaml).read_bytes() == before  # not rewritten
+        if faults(None, None)[0] == "html":
+            assert fake.requests - asked == 3  # the first pair's 3 attempts: no 78 more

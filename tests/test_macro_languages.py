@@ -39,14 +39,14 @@ def test_macro_languages_come_from_iso_639_3():
 
 
 @pytest.mark.parametrize("languages, language, tokenizer", [
-    (["zho-Hans", "wuu-Hans"], "zho", "characters"),   # the case: one language, Chinese's analyzer
-    (["wuu-Hans"], "zho", "characters"),               # mteb has no Wu analyzer: Chinese's, not none
-    (["yue-Hant"], "zho", "characters"),
-    (["cmn-Hans", "zho-Hans"], "cmn", "characters"),   # mteb has both: the first listed
+    (["zho-Hans", "wuu-Hans"], "zho", "char_ngrams"),   # the case: one language, Chinese's analyzer
+    (["wuu-Hans"], "zho", "char_ngrams"),               # mteb has no Wu analyzer: Chinese's, not none
+    (["yue-Hant"], "zho", "char_ngrams"),
+    (["cmn-Hans", "zho-Hans"], "cmn", "char_ngrams"),   # mteb has both: the first listed
     (["arz-Arab"], "ara", "words"),                    # Egyptian Arabic: Arabic's stemmer
     (["ara-Arab", "ary-Arab"], "ara", "words"),
     (["srp-Cyrl", "hrv-Latn"], "srp", "words"),        # Serbo-Croatian: Serbian's stemmer for both
-    (["eng-Latn", "jpn-Jpan"], "jpn", "characters"),   # a script without spaces comes first
+    (["eng-Latn", "jpn-Jpan"], "jpn", "char_ngrams"),   # a script without spaces comes first
     (["ara-Arab", "eng-Latn"], "ara", "words"),        # a non-Latin script is not given English's
     (["ron-Latn", "eng-Latn"], "eng", "words"),        # Latin only: English, as mteb
     (["ron-Latn"], "ron", "words"),
@@ -81,9 +81,9 @@ def test_a_chinese_collection_with_wu_labelled_questions_keeps_the_chinese_analy
     assert out["languages"]["languages"] == ["zho-Hans"]
     assert f"{wu} questions labelled wuu-Hans" in out["languages"]["folded"]
     assert "folded into Chinese" in out["languages"]["folded"]
-    assert "character tokens" in out["bm25"] and "English" not in out["bm25"]
+    assert "character 1- to 2-grams" in out["bm25"] and "English" not in out["bm25"]
     cfg = TaskConfig.from_file(project / "configs" / "tasks" / "zh-kb.yaml")
-    assert cfg.languages == ["zho-Hans"] and resolve_analyzer(cfg.languages, cfg.bm25).tokenizer == "characters"
+    assert cfg.languages == ["zho-Hans"] and resolve_analyzer(cfg.languages, cfg.bm25).tokenizer == "char_ngrams"
 
 
 def test_init_says_the_fold_in_one_line(project):
@@ -113,13 +113,13 @@ def test_word_tokens_on_han_text_are_warned_with_the_fix(tmp_path):
     res = runner.invoke(app, ["run", "--config", str(cfg)], terminal_width=400)
     assert res.exit_code == 0, res.output
     warned = [ln for ln in res.output.splitlines() if ln.startswith("warning:")]
-    assert len(warned) == 1 and "Han text" in warned[0] and "bm25: {tokenizer: characters}" in warned[0]
+    assert len(warned) == 1 and "Han text" in warned[0] and "bm25: {tokenizer: char_ngrams}" in warned[0]
     assert str(task) in warned[0]
     as_json = runner.invoke(app, ["run", "--config", str(cfg), "--format", "json"], terminal_width=400)
     assert as_json.exit_code == 0 and json.loads(as_json.stdout)  # stdout: the document alone
-    assert "bm25: {tokenizer: characters}" in as_json.stderr
+    assert "bm25: {tokenizer: char_ngrams}" in as_json.stderr
     checked = runner.invoke(app, ["tasks", "validate", str(task)], terminal_width=400)
-    assert checked.exit_code == 0 and "bm25: {tokenizer: characters}" in checked.output, checked.output
+    assert checked.exit_code == 0 and "bm25: {tokenizer: char_ngrams}" in checked.output, checked.output
 
 
 def test_the_default_analyzer_on_han_text_is_not_warned(tmp_path):

@@ -107,7 +107,7 @@ def test_good_judge_narrows_and_tuning_never_hurts() -> None:
 
 def test_bootstrap_close_to_clt_when_clt_holds_and_auto_rule() -> None:
     """The bootstrap (BCa, same lam) agrees with the CLT interval on a large, mildly skewed sample; "auto" keeps
-    the CLT there and bootstraps a small one (under 50 questions) or a very skewed one (Cochran's rule)."""
+    the CLT there and bootstraps a small one (under 30 questions) or a very skewed one (Cochran's rule)."""
     y, yhat, yhat_u = _judged(np.random.default_rng(2), 300, 3000, 0.2)
     clt = ppi_mean(y, yhat, yhat_u)
     boot = ppi_mean(y, yhat, yhat_u, method="bootstrap", resamples=4000, seed=1)
@@ -115,7 +115,7 @@ def test_bootstrap_close_to_clt_when_clt_holds_and_auto_rule() -> None:
     assert boot.low == pytest.approx(clt.low, abs=0.1 * clt.half_width)
     assert boot.high == pytest.approx(clt.high, abs=0.1 * clt.half_width)
     assert ppi_mean(y, yhat, yhat_u, method="auto").method == "clt"
-    small = _judged(np.random.default_rng(3), 40, 300, 0.2)
+    small = _judged(np.random.default_rng(3), 20, 300, 0.2)
     assert ppi_mean(*small, method="auto", resamples=2000).method == "bootstrap"
     skewed = np.zeros(60)
     skewed[:2] = 1.0   # two relevant hits among 60: skewness ~5.3, Cochran asks for n > 700

@@ -231,6 +231,26 @@ def test_serve_questions_needs_a_task_with_unverified_questions(tmp_path) -> Non
     assert out.exit_code == 2 and "no generated question awaits verification" in out.output
 
 
+def test_serve_questions_with_every_question_reviewed_is_one_line(task, monkeypatch) -> None:
+    """Nothing left to review: one line and exit 2 (docs/judging.md), not a server with nothing to show."""
+    from typer.testing import CliRunner
+
+    from runners.cli import app
+    from runners.labels.judging import server
+
+    yaml_path, added = task
+    log = ReviewLog(reviews_path(added))
+    for qid, _, _ in GENERATED:
+        log.append({"query_id": qid, "action": "reject", "rater": "bo"})
+    log.close()
+    started = []
+    monkeypatch.setattr(server, "serve", lambda *a, **k: started.append(a))
+    out = CliRunner().invoke(app, ["labels", "serve", "--questions", "-t", str(yaml_path), "--rater", "ana"])
+    assert out.exit_code == 2 and not started, out.output
+    err = [line for line in out.output.splitlines() if line.startswith("error:")]
+    assert len(err) == 1 and f"all {len(GENERATED)} reviewed" in out.output and "Traceback" not in out.output
+
+
 def test_the_grades_mode_says_how_many_questions_await_verification(tmp_path) -> None:
     from custom_tasks.config import TaskConfig
     from judging_fixture import Server

@@ -1,6 +1,7 @@
 """The mark `stats` and `check` print under a verdict (issue 39): "settled" never for a verdict some grading of the
-unjudged pairs reverses or ties (brute force: every grading, each scored with pytrec_eval), "open" whenever one
-does, and the same line whichever candidate comes first (stats: config order, check: baseline first)."""
+unjudged pairs reverses or ties (brute force: every grading, each scored with pytrec_eval), "in the worst case ...
+could reverse" whenever one does, and the same line whichever candidate comes first (stats: config order, check:
+baseline first)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def test_settled_only_when_no_grading_reverses_the_verdict(scale, seed):
         elif ": settled, every grading of them leaves the tie" in line:
             assert abs(low) < 1e-12 and abs(high) < 1e-12
         else:
-            assert ": open, their grades could reverse it" in line or ": open, their grades could break the tie" in line
+            assert ": in the worst case their grades could reverse it" in line or \
+                ": in the worst case their grades could break the tie" in line
             assert low <= 1e-12 and high >= -1e-12, (line, low, high)  # some grading reverses or ties it
             seen.add("open")
         # one verdict: the other order prints the same line

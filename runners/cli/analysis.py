@@ -152,6 +152,7 @@ def stats_cmd(
     from ..statistics.per_query import read_once
     from ..statistics.stats_report import best_sentence, stats_report
     from ..labels.notes.generator_guard import source_verdict_lines
+    from ..labels.judge.ppi_verdicts import ppi_report
     from ..labels.notes.label_notes import label_notes, stats_tags
 
     cfg = load_config(config, results)
@@ -212,6 +213,9 @@ def stats_cmd(
             if fmt == "table":  # judged@10 and the generator guard (runners/labels/notes/label_notes.py)
                 for line in label_notes(cfg, entry, names):
                     console.print(line, highlight=False, markup=False)
+            if fmt in ("table", "markdown") and (ppi := ppi_report(cfg, entry, names)) is not None:
+                for line in ppi.lines():  # labels.use_llm: prediction_powered (runners/labels/judge/ppi_verdicts.py)
+                    console.print(line, highlight=False, markup=False, soft_wrap=True)
             if fmt in ("table", "markdown") and found:
                 for line in analyzer_lines(found):
                     console.print(line, highlight=False, markup=False, soft_wrap=True)
@@ -229,6 +233,8 @@ def stats_cmd(
 
         marks = {name: m for entry, name in entries if (m := config_marks(cfg, entry, names))}
         doc.update({"unjudged": marks} if marks else {})
+        ppi = {name: p.as_dict() for entry, name in entries if (p := ppi_report(cfg, entry, names)) is not None}
+        doc.update({"prediction_powered": ppi} if ppi else {})
         typer.echo(json.dumps(doc, indent=1, allow_nan=False))
     elif fmt == "csv":
         from .common import print_data
@@ -284,7 +290,7 @@ def check_cmd(
 
     if fmt not in ("table", "json"):
         raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
-    only, mode, history, qrels, scales = None, "anytime" if sequential else None, None, None, None
+    only, mode, history, qrels, scales, complete = None, "anytime" if sequential else None, None, None, None, None
     scope = config
     if scope is None and results is None and (candidate is None or not Path(candidate).is_dir()):
         from ..config.discovery import optional_config  # the candidate is the project config's results folder
@@ -299,7 +305,7 @@ def check_cmd(
         mode = mode or scoped.stats.gate
         from ..labels.notes.unjudged_mark import config_labels
 
-        qrels, scales = config_labels(scoped)  # judged@10 and the unjudged mark on the labels `stats` reads
+        qrels, scales, complete = config_labels(scoped)  # judged@10 and the unjudged mark on the labels `stats` reads
     mode = mode or "fixed"
     results = results_dir_of(config, results)
     from ..results.look_store import LookStore  # each decision is a look, counted (analysis/gate/gate_looks.py)
@@ -315,10 +321,11 @@ def check_cmd(
         run = regression_gate(baseline, str(results) if candidate is None else candidate, results_dir=results,
                               tasks=task, metric=metric, max_drop=max_drop, alpha=alpha, n_resamples=resamples,
                               seed=seed, allow_missing=allow_missing, allow_changed_data=allow_changed_data,
-                              only=only, mode=mode, looks=looks, qrels=qrels, scales=scales)
+                              only=only, mode=mode, looks=looks, qrels=qrels, scales=scales, complete=complete)
     from ..analysis.gate.best import check_best
 
     best, by_source = check_best(config, results, candidate, [t for t, *_ in run], metric)
+    ppi = _check_ppi(scoped if scope is not None else None, run)
     if fmt == "json":
         from dataclasses import asdict
 
@@ -328,12 +335,16 @@ def check_cmd(
                     "outcomes": [{"task": t, "baseline": b, "candidate": c, **asdict(r)} for t, b, c, r in run],
                     "skipped": list(run.skipped), "passed": run.passed, "judged": list(run.judged),
                     "data": [{"task": t, **p.to_dict(), "corpus": ch.to_dict() if ch else None}
-                             for (t, *_), p, ch in zip(run, run.pairings, run.corpora or [None] * len(run))]})
+                             for (t, *_), p, ch in zip(run, run.pairings, run.corpora or [None] * len(run))],
+                    **({"prediction_powered": [p.as_dict() for p, _ in ppi]} if ppi else {})})
         if not run.passed:
             raise typer.Exit(EXIT_REGRESSION)
         return
     for line in run.judged:  # judged@10 of both sides and the underestimation warning (labels)
         console.print(line, highlight=False, markup=False)
+    for p, shown in ppi:  # the prediction-powered lines `stats` prints for baseline and candidate
+        for line in p.lines(shown):
+            console.print(f"{p.task}: {line}", highlight=False, markup=False, soft_wrap=True)
     for line in _stale_candidate(config, results, candidate, [t for t, *_ in run]):
         console.print(line, style="yellow", highlight=False, markup=False, soft_wrap=True)
     for line in run.data_notes:  # the data differ: on how many queries it decided (--allow-changed-data)
@@ -349,6 +360,25 @@ def check_cmd(
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     if not run.passed:
         raise typer.Exit(EXIT_REGRESSION)
+
+
+def _check_ppi(bench: Any, run: Any) -> list[tuple[Any, set[str]]]:
+    """(the task's prediction-powered figures over the config's candidates, the baseline and candidate labels of
+    the gate's pairs): the lines `stats` prints, filtered (runners/labels/judge/ppi_verdicts.py). [] unless the
+    config admits LLM grades for inference (`labels: {use_llm: prediction_powered}`). 95% intervals whatever
+    --alpha says (that is the gate's level): one verdict, the one `stats` prints."""
+    if bench is None or not bench.labels.prediction_powered:
+        return []
+    from ..config.task_lookup import task_name_for
+    from ..labels.judge.ppi_verdicts import ppi_report
+    from ..statistics.candidate_set import config_names
+
+    out = []
+    for entry in bench.tasks:
+        shown = {lab for t, b, c, _ in run if t == task_name_for(entry, bench) for lab in (b, c)}
+        if shown and (p := ppi_report(bench, entry, config_names(bench))) is not None:
+            out.append((p, shown))
+    return out
 
 
 def _stale_candidate(config: Optional[Path], results: Path, candidate: Optional[str], tasks: list[str]) -> list[str]:

@@ -58,5 +58,13 @@ def init_cmd(
     if grades_hint(res.grades) and "grades_map:" not in res.task_yaml.read_text(encoding="utf-8").replace("# grades_map:", ""):
         console.print(Text(f"note: your grades are {', '.join(map(str, res.grades))} (no 0): if 1 means best, "
                            f"uncomment `grades_map:` in {res.task_yaml.name}, then private-mteb tasks validate {res.task_name}"))
+    if res.complete == "declared":
+        console.print(Text(f"labels: complete_labels: true written in {res.task_yaml.name}: every question has one "
+                           "labelled document and its column names it the answer, so an unjudged document counts as "
+                           "known not relevant (delete the line if other documents may answer too)"))
+    elif res.complete == "proposed":
+        console.print(Text(f"labels: every question has exactly one labelled document: if it is the only answer, "
+                           f"uncomment `complete_labels: true` in {res.task_yaml.name} (no unjudged marks, no "
+                           "pooling suggestions)"))
     console.print(Text(f"next: review the comments in {res.task_yaml.name}, then "
                        f"private-mteb run -c {res.benchmark_yaml}"))

@@ -94,9 +94,13 @@ def judge_cmd(
     if report.unrateable and not show_refused:
         console.print(Text(f"see what the judge answered for those: `private-mteb labels judge -c {config} "
                            "--show-refused 3`"), soft_wrap=True)
-    if cfg.labels.use_llm:
+    if cfg.labels.fills:
         console.print(Text(f"labels.use_llm is {cfg.labels.use_llm}: the next `private-mteb run` scores on human + "
                            "these LLM grades (a new data revision)"), soft_wrap=True)
+    elif cfg.labels.prediction_powered:
+        console.print(Text("labels.use_llm is prediction_powered: scores stay on human grades; `stats` and `check` "
+                           "add prediction-powered verdicts once people judge the sample of `labels plan --order "
+                           "sample`"), soft_wrap=True)
     else:
         console.print(Text("scores still use human grades only (labels.use_llm: false); compare first: "
                            f"`private-mteb labels agreement --judge -c {config}`"), soft_wrap=True)

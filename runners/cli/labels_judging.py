@@ -50,6 +50,27 @@ def _folder(cfg: Any, labels_dir: Optional[Path]) -> Path:
     return judging_dir(cfg, labels_dir)
 
 
+def _sample(collection: Any, keys: list[Any], n: int, seed: int, stratify: Optional[str],
+            split: str) -> tuple[dict[str, Any], list[Any]]:
+    """(the plan's `sample` block, the pooled pairs of the sampled questions in the drawn order)."""
+    from ..statistics.analysis_errors import AnalysisError
+    from ..labels.pool.question_sample import draw_sample
+
+    questions = sorted(collection.qrels.get(split, {}))
+    strata = None
+    if stratify:
+        tags = getattr(collection, "query_tags", {}) or {}
+        strata = {q: str((tags.get(q) or {}).get(stratify, "")) for q in questions}
+        if not any(strata.values()):
+            raise AnalysisError(f"--stratify {stratify}: the questions of {collection.name} carry no such tag "
+                                f"(tags: {', '.join(sorted({t for v in tags.values() for t in v})) or 'none'})")
+    drawn, share = draw_sample(questions, n, seed, strata)
+    pos, at = {q: i for i, q in enumerate(drawn)}, {k: i for i, k in enumerate(keys)}
+    chosen = sorted((k for k in keys if k[1] in pos), key=lambda k: (pos[k[1]], at[k]))
+    return {"questions": drawn, "of": len(questions), "seed": seed, "stratify": stratify, "strata": share,
+            "split": split}, chosen
+
+
 LABELS_DIR = typer.Option(None, "--labels-dir", help="folder of the raters' files (default: labels/ of the project)")
 
 
@@ -138,7 +159,15 @@ def register(app: typer.Typer) -> None:
                                                                 else "items")
         console.print(Text(f"{cfg.name}: {len(s.items)} {what}, {started.resumed} judged before; grades -> "
                            f"{display_path(s.path)}"), highlight=False)
-        if config is not None and not adjudicate:  # the decisive order, re-planned after every grade (issue 39)
+        from ..labels.judging.plan import read_plan
+
+        planned = read_plan(_folder(cfg, labels_dir), cfg) if not adjudicate else None
+        if planned is not None and planned.get("order") == "sample":  # the random sample keeps its drawn order
+            n = len((planned.get("sample") or {}).get("questions", []))
+            console.print(Text(f"order: the random sample of `labels plan --order sample` ({n} questions, seed "
+                               f"{planned.get('seed')}): judge every pair of each question, in this order"),
+                          highlight=False)
+        elif config is not None and not adjudicate:  # the decisive order, re-planned after every grade (issue 39)
             from ..config.task_lookup import pick_task
             from ..labels.judging.live_plan import LivePlan
 
@@ -155,7 +184,8 @@ def register(app: typer.Typer) -> None:
     @app.command("plan")
     def plan(
         raters: str = typer.Option(..., "--raters", help="ana,bo,cy"),
-        overlap: float = typer.Option(0.2, "--overlap", help="share of the items graded by two raters"),
+        overlap: float = typer.Option(0.2, "--overlap", help="share of the items (--order sample: of the questions) "
+                                      "graded by two raters"),
         task: Optional[str] = typer.Option(None, "--task", "-t"),
         pool: Optional[Path] = typer.Option(None, "--pool", help="a `labels pool` JSONL file"),
         config: Optional[Path] = typer.Option(None, "--config", "-c", help="pool this benchmark's candidates' top-k"),
@@ -165,25 +195,41 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed"),
         labels_dir: Optional[Path] = LABELS_DIR,
         order: str = typer.Option("random", "--order", help="random | decisive: the pairs whose grade can move the "
-                                                           "candidates' nDCG differences most first (needs -c)"),
+                                                           "candidates' nDCG differences most first (needs -c) | "
+                                                           "sample: every pooled pair of a random sample of "
+                                                           "questions (prediction-powered verdicts; needs -c)"),
+        questions: int = typer.Option(100, "--questions", min=1, help="--order sample: how many questions"),
+        stratify: Optional[str] = typer.Option(None, "--stratify", help="--order sample: a question tag (topic, "
+                                               "source, ...) to draw each of its values' share from"),
         decide: Optional[str] = typer.Option(None, "--decide", help="A,B (or A,B;C,D): weigh only these pairs of "
                                                                    "candidates in the decisive order"),
     ) -> None:
         """Share the items among raters so that `--overlap` of them get two raters (agreement is measured there)."""
         offline_default()
-        from ..labels.judging.plan import make_plan, write_plan
+        from ..labels.judging.plan import make_plan, make_sample_plan, write_plan
 
-        if order not in ("random", "decisive"):
-            raise typer.BadParameter(f"unknown order '{order}' (random|decisive)", param_hint="--order")
-        if order == "decisive" and config is None:
-            raise typer.BadParameter("the decisive order weighs pairs by the candidates' rankings: give -c CONFIG",
+        if order not in ("random", "decisive", "sample"):
+            raise typer.BadParameter(f"unknown order '{order}' (random|decisive|sample)", param_hint="--order")
+        if order in ("decisive", "sample") and config is None:
+            raise typer.BadParameter(f"the {order} order reads the candidates' pool: give -c CONFIG",
                                      param_hint="--order")
-        cfg, _, items = _task_and_items(task, pool, config, depth, models, split, seed)
+        cfg, collection, items = _task_and_items(task, pool, config, depth, models, split, seed)
         names = [r.strip() for r in raters.split(",") if r.strip()]
         ranked = _decisive(config, task, models, depth, split, seed, decide) if order == "decisive" else None
-        share = make_plan([it.key for it in items], names, overlap, seed,
-                          order=None if ranked is None else [(split, w.query_id, w.doc_id) for w in ranked])
-        path = write_plan(_folder(cfg, labels_dir), cfg, share, overlap, seed, order)
+        sample, keys = None, [it.key for it in items]
+        if order == "sample":  # every pooled pair of a seeded, stratified random sample of questions
+            sample, keys = _sample(collection, keys, questions, seed, stratify, split)
+            sample["depth"] = depth
+        share = make_sample_plan(keys, names, overlap) if sample else make_plan(
+            keys, names, overlap, seed, order=None if ranked is None else [(split, w.query_id, w.doc_id) for w in ranked])
+        path = write_plan(_folder(cfg, labels_dir), cfg, share, overlap, seed, order, sample)
+        if sample:
+            strata = ", ".join(f"{s} {n}" for s, n in sample["strata"].items())
+            console.print(Text(f"random sample: {len(sample['questions'])} of {sample['of']} questions (seed {seed}"
+                               + (f"; by {stratify}: {strata}" if stratify else "") + f"), {len(keys)} pooled pairs "
+                               "to judge: people judge every pair of each sampled question (the prediction-powered "
+                               "verdicts of `stats` rest on it)"), highlight=False)
+            items = keys
         if ranked is not None:
             moving = sum(w.weight > 0 for w in ranked)
             console.print(Text(f"decisive order: {moving} of {len(ranked)} pairs can move a difference between the "

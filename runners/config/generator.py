@@ -17,6 +17,7 @@ from pydantic import Field, field_validator
 
 from custom_tasks.errors import ConfigError
 
+from .endpoint import key_env_name
 from .judge import JudgeOptions
 
 #: the environment variable holding the generator's API key unless `api_key_env` names another
@@ -50,10 +51,7 @@ class GeneratorOptions(JudgeOptions):
     @field_validator("api_key_env")
     @classmethod
     def _key_env(cls, v: str) -> str:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
-            raise ValueError(f"api_key_env {ascii(v)[:40]} must be the NAME of an environment variable (the key "
-                             "itself never goes in a config file)")
-        return v
+        return key_env_name(v, GENERATOR_API_KEY_ENV)
 
 
 def load_generator_template(prompt: str, base_dir: Path, config: Path | str | None) -> str:

@@ -22,8 +22,8 @@ from .init_detect import UNKNOWN, Detected, detect
 if TYPE_CHECKING:
     from custom_tasks.language_detect import DetectedLanguages
 
-from .init_templates import (DRAFT_MARK, MULTILINGUAL, draft_line, file_stem_from, non_english, render_benchmark_yaml,
-                             render_task_yaml, task_name_from)
+from .init_templates import (DRAFT_MARK, MULTILINGUAL, answer_column, draft_line, file_stem_from, non_english,
+                             render_benchmark_yaml, render_task_yaml, task_name_from)
 
 
 class InitDraft(ConfigError):
@@ -46,12 +46,15 @@ class InitResult:
     bm25: str = ""  # the analyzer BM25 uses with the written languages, in words (bm25_analyzer.describe)
     how: dict[str, str] = field(default_factory=dict)  # role -> how its column was told from the values
     dense: str = ""  # the dense model written, for a collection not in English: which one and why
+    #: `complete_labels:` as written: "declared", "proposed" (a commented line), None (not every question has
+    #: exactly one labelled document)
+    complete: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task_name, "format": self.format, "task_yaml": str(self.task_yaml),
                 "benchmark_yaml": str(self.benchmark_yaml), "columns": self.columns, "counts": self.counts,
                 "languages": self.languages.to_dict() if self.languages else None, "bm25": self.bm25,
-                "told_from_values": self.how, "dense": self.dense}
+                "told_from_values": self.how, "dense": self.dense, "complete_labels": self.complete}
 
 
 def _write(path: Path, text: str) -> None:
@@ -124,9 +127,9 @@ def init_project(data_dir: Path, project: Path | None = None, name: str | None =
     tags = det.source.get("tag_columns") or det.source.get("tag_fields") or []
     shown_dir = Path(data_dir).as_posix()
 
-    def write(draft: str | None, languages: DetectedLanguages | None = None) -> None:
+    def write(draft: str | None, languages: DetectedLanguages | None = None, complete: str | None = None) -> None:
         _write(task_yaml, render_task_yaml(det, task_name, task_yaml, Path(data_dir).resolve(), task_yaml.parents[2],
-                                           draft, languages))
+                                           draft, languages, complete))
         bench = render_benchmark_yaml(task_yaml.stem, task_name, task_yaml, tags,
                                       languages.languages if languages is not None else None, multilingual_installed())
         _write(bench_yaml, (draft_line(draft) if draft else "") + bench)
@@ -144,7 +147,10 @@ def init_project(data_dir: Path, project: Path | None = None, name: str | None =
         raise InitDraft(None, f"{e}\nwrote DRAFT {task_yaml} and {bench_yaml} (validation failed): fix the problems "
                         f"above, then run `private-mteb init {shown_dir}` again (it replaces the drafts, keeping "
                         "their columns: and grades_map:)") from None
-    write(None, languages)
+    complete = None
+    if counts["queries"] and all(counts["labels"][s] == n for s, n in counts["queries"].items()):
+        complete = "declared" if answer_column(det) else "proposed"  # one labelled document per question
+    write(None, languages, complete)
     from custom_tasks.config import TaskConfig
 
     cfg = TaskConfig.from_file(task_yaml)  # the detected languages read back as every command reads them
@@ -153,7 +159,7 @@ def init_project(data_dir: Path, project: Path | None = None, name: str | None =
     bm25 = resolve_analyzer(cfg.languages, cfg.bm25).describe()
     columns = {k: str(v) for k, v in det.source.get("columns", {}).items()}
     return InitResult(task_name, det.format, task_yaml, bench_yaml, columns, counts, det.grades, languages, bm25,
-                      det.how, dense_note(cfg.languages))
+                      det.how, complete=complete, dense=dense_note(cfg.languages))
 
 
 def dense_note(languages: list[str]) -> str:

@@ -110,16 +110,51 @@ def languages_line(found: DetectedLanguages | None) -> str:
             return out
         own = resolve_analyzer([first])
         flow = (f"{{stemmer: {own.stemmer or 'none'}, stopwords: {own.stopwords or 'none'}"
-                + (", tokenizer: characters" if own.tokenizer == "characters" else "") + "}")
+                + (f", tokenizer: {own.tokenizer}" if own.tokenizer != "words" else "")
+                + (f", n: {own.n}" if own.n else "") + "}")
         out += (f"# several languages: mteb's BM25 uses English's analyzer; for {language_name(first)}'s (the first), "
                 f"uncomment:\n# bm25: {flow}\n")
     return out
 
 
+#: a labels column whose name says it holds each question's one answer (a known-item export says so)
+_ANSWER_NAME = re.compile(r"^(the_?)?(answer|gold|target|correct|expected)(_?(doc|document|page|passage|article))?"
+                          r"(_?id)?$", re.IGNORECASE)
+
+
+def answer_column(det: Detected) -> str | None:
+    """The column of the labelled documents' ids when its name says it holds each question's one answer
+    (`answer_id`, `gold_doc`, ...; evalset's relevant column or a labels table's document column), else None."""
+    columns = det.source.get("columns") or {}
+    for role in ("relevant", "qrels_doc_id"):
+        col = columns.get(role)
+        if isinstance(col, str) and _ANSWER_NAME.match(col.strip().replace(" ", "_")):
+            return col
+    return None
+
+
+def complete_line(complete: str | None, column: str | None) -> str:
+    """`complete_labels:` as init writes it: written when every question has one labelled document and the
+    export's column name says it is the answer (``complete == "declared"``), a commented proposal when only the
+    counts say so (``"proposed"``), nothing otherwise."""
+    why = ("no unjudged marks, no open verdicts over unjudged pairs, no pooling suggestions; scores are the same "
+           "either way")
+    if complete == "declared":
+        return _line(0, "complete_labels", True, f"every question has one labelled document in column '{column}': "
+                     f"its one answer, so an unjudged document is not relevant ({why})")
+    if complete == "proposed":
+        return ("# every question has exactly one labelled document: if it is the question's only answer (a "
+                "known-item export),\n# uncomment: an unjudged document is then known not relevant "
+                f"({why})\n# complete_labels: true\n")
+    return ""
+
+
 def render_task_yaml(det: Detected, name: str, yaml_path: Path, data_dir: Path, root: Path | None = None,
-                     draft: str | None = None, languages: DetectedLanguages | None = None) -> str:
+                     draft: str | None = None, languages: DetectedLanguages | None = None,
+                     complete: str | None = None) -> str:
     """The task YAML text for what detection found (paths relative to ``yaml_path``'s folder); ``draft``: why
-    it is a draft (its first line then says so); ``languages``: what the texts were identified as."""
+    it is a draft (its first line then says so); ``languages``: what the texts were identified as; ``complete``:
+    "declared" / "proposed" / None (complete_line)."""
     here = yaml_path.parent
     out = [draft_line(draft)] if draft else []
     out += [f"# Task config written by `private-mteb init` from {_rel(data_dir, here, root)}.\n",
@@ -155,6 +190,7 @@ def render_task_yaml(det: Detected, name: str, yaml_path: Path, data_dir: Path, 
             _line(0, "main_score", "ndcg_at_10", "the headline metric (mteb's retrieval default)"),
             _line(0, "license", "not specified", "an id such as cc-by-4.0, a URL, or 'not specified'"),
             _line(0, "labels", "human", "who judged relevance: human | expert | llm | llm-reviewed | derived"),
+            complete_line(complete, answer_column(det)),
             "# prompts: {query: \"Given a question, retrieve the page that answers it\"}   # optional instruction\n"]
     return "".join(out)
 

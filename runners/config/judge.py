@@ -57,8 +57,23 @@ class JudgeOptions(BaseModel):
 
 
 class LabelsOptions(BaseModel):
-    """`labels: {use_llm: false | fill_unjudged}`: which grades scores rest on."""
+    """`labels: {use_llm: false | fill_unjudged | prediction_powered}`: which grades scores and verdicts rest on.
+
+    ``fill_unjudged``: the judge's grades fill the pairs no human graded, and scores are computed on them (a new
+    data revision). ``prediction_powered``: scores stay on human grades; `stats`, `check` and the report add
+    prediction-powered estimates and verdicts (runners/labels/judge/ppi_verdicts.py) from the judge's grades on the
+    pool and people's grades on the random sample `labels plan --order sample` drew."""
 
     model_config = ConfigDict(extra="forbid")
 
-    use_llm: Literal[False, "fill_unjudged"] = False
+    use_llm: Literal[False, "fill_unjudged", "prediction_powered"] = False
+
+    @property
+    def fills(self) -> bool:
+        """Whether LLM grades enter the scored labels (fill_unjudged), which changes the data revision."""
+        return self.use_llm == "fill_unjudged"
+
+    @property
+    def prediction_powered(self) -> bool:
+        """Whether LLM grades enter inference only, corrected on a human-judged random sample."""
+        return self.use_llm == "prediction_powered"

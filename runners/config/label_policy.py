@@ -26,7 +26,7 @@ def current_judge(bench: Any, task_cfg: Any) -> str:
 
 def scored_collection(collection: Collection, task_cfg: Any, bench: Any | None) -> tuple[Collection, LabelsUsed]:
     """The collection scores are computed on under ``bench``'s `labels:` policy, and which grades that is."""
-    policy = bench.labels.use_llm if bench is not None else False
+    policy = bench.labels.use_llm if bench is not None and bench.labels.fills else False
     if not policy or bench.judge is None or task_cfg is None or task_cfg.path is None:
         return with_llm_labels(collection, {}, "", False)
     rows = read_llm_labels(llm_labels_path(task_cfg.path))

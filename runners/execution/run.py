@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from custom_tasks.errors import CollectionError
+
 from ..config.benchmark import BenchmarkConfig
 from ..results.leftovers import clean_leftovers, staging_root
 from ..results.locks import FileLock
@@ -72,9 +74,19 @@ def _fatal(e: BaseException) -> bool:
             or (isinstance(e, OSError) and environment_fault(e) is not None))
 
 
-def failure_reason(e: BaseException) -> str:
+LOAD_FAILED, CRASHED = "could not load: ", "crashed: "
+
+
+def failure_reason(e: BaseException, step: str = "") -> str:
+    """The one line a failed (candidate, task) shows. A ConfigError is a whole sentence naming the config and what
+    to do (an unreachable endpoint, its retries spent, a model not found): its own line, without the generic
+    step ("could not load", "crashed") or the type's name; a step that says where ("Ray encode failed") stays.
+    Any other error: the step, its type and its first line."""
     text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+    if isinstance(e, CollectionError) and text:
+        line = e.problem.splitlines()[0] if e.path is None and e.line is None and e.problem else text[0]
+        return ("" if step in (LOAD_FAILED, CRASHED) else step) + line
+    return step + (f"{type(e).__name__}: {text[0]}" if text else type(e).__name__)
 
 
 def run_at(cand: Candidate, task: Any) -> RunAt:
@@ -253,7 +265,7 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                 if on_step:
                     on_step("start", cand.label, name, None)
                 if model is None:
-                    step = "could not load: "
+                    step = LOAD_FAILED
                     try:
                         raw = cand.load()
                         if keep_loaded is not None:
@@ -267,7 +279,7 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                         if _fatal(e):
                             raise
                         logger.debug("%s%s", step, cand.name, exc_info=True)
-                        load_error = step + failure_reason(e)
+                        load_error = failure_reason(e, step)
                         _failed(records, cand, name, 0.0, load_error, on_step)
                         continue
                 before = (getattr(model, "encoded", 0), getattr(model, "reused", 0))
@@ -280,7 +292,8 @@ def run_benchmark(cfg: BenchmarkConfig, *, force: bool = False, show_progress: b
                     if _fatal(e):
                         raise
                     logger.debug("%s on %s failed", cand.name, name, exc_info=True)
-                    _failed(records, cand, name, time.perf_counter() - t0, "crashed: " + failure_reason(e), on_step)
+                    _failed(records, cand, name, time.perf_counter() - t0, failure_reason(e, CRASHED),
+                            on_step)
                     continue
                 by_ray = on_ray.get(name, 0)  # encoded on the cluster, then found in the cache by mteb
                 records.append(RunRecord(cand.name, cand.label, name, "ran", time.perf_counter() - t0, scores,

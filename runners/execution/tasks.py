@@ -24,7 +24,7 @@ def load_task(name: str, bench: BenchmarkConfig | None = None) -> Any:
 
     if name in find_task_configs() or Path(name).suffix in {".yaml", ".yml"}:
         task = get_task(name)
-        if bench is None or not bench.labels.use_llm:
+        if bench is None or not bench.labels.fills:
             return task
         from ..config.label_policy import scored_collection
 

@@ -38,10 +38,10 @@ __all__ = ["PPIEstimate", "PPIMoments", "ppi_mean", "ppi_paired_difference", "qu
 
 #: "auto" picks the bootstrap where the CLT is doubtful (``clt_doubtful``), the CLT elsewhere
 Method = Literal["clt", "bootstrap", "auto"]
-#: below this many labelled questions the CLT interval is not trusted by ``method="auto"``: measured by
-#: benchmarks/bench_ppi.py on per-question nDCG@10, the CLT interval covered 92-95% at 30 questions (the BCa
-#: bootstrap 95%), 96-98% from 60 on (docs/measured.md)
-MIN_CLT_N = 50
+#: below this many labelled questions the CLT interval is not trusted by ``method="auto"`` (the textbook rule).
+#: benchmarks/bench_ppi.py, per-question nDCG@10: at 30 questions the CLT interval covered 92-97% and the BCa
+#: bootstrap 92-96%, neither exactly 95%; from 60 on the CLT covered 95.7-99.9% (docs/measured.md)
+MIN_CLT_N = 30
 
 
 @dataclass(frozen=True)
@@ -128,8 +128,7 @@ def _moments(y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray) -> PPIMoments:
 def clt_doubtful(rectifier: np.ndarray) -> bool:
     """Whether the normal approximation of the rectifier's mean is doubtful, so ``method="auto"`` bootstraps.
 
-    Two rules: fewer than ``MIN_CLT_N`` (50) labelled questions (where the benchmark saw the CLT interval cover
-    less than it claims), or Cochran's (1977) rule for a skewed variable, n <= 25 g1^2 with g1 the sample skewness:
+    Two rules: fewer than ``MIN_CLT_N`` (30) labelled questions, or Cochran's (1977) rule for a skewed variable, n <= 25 g1^2 with g1 the sample skewness:
     per-question nDCG is often a pile at 1 (or 0) and a tail, and a mean of few such values is skewed itself. (The
     unlabelled term's mean is over many more questions.)
     """
@@ -195,7 +194,7 @@ def ppi_mean(y_labelled: Sequence[float] | np.ndarray, yhat_labelled: Sequence[f
 
     ``method``: "clt" is ppi-python's normal interval (equal to ``ppi_mean_ci`` to rounding); "bootstrap" a BCa
     bootstrap of the same estimator with the same ``lam`` (``resamples`` draws, ``seed``); "auto" uses the bootstrap
-    where the CLT is doubtful (``clt_doubtful``: under 50 labelled questions, or a rectifier so skewed that Cochran's
+    where the CLT is doubtful (``clt_doubtful``: under 30 labelled questions, or a rectifier so skewed that Cochran's
     rule n > 25 g1^2 fails) and the CLT elsewhere. The human-only and LLM-only intervals beside it use the same
     method, so widths compare like with like.
     """

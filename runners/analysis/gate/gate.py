@@ -146,7 +146,8 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
                     seed: int = 0, allow_missing: bool = False, allow_changed_data: bool = False,
                     qrels: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
                     only: Container[str] | None = None, mode: str = "fixed",
-                    looks: LookStore | None = None, scales: Mapping[str, list[int]] | None = None) -> GateRun:
+                    looks: LookStore | None = None, scales: Mapping[str, list[int]] | None = None,
+                    complete: Container[str] | None = None) -> GateRun:
     """Compare candidate vs baseline on every (model, task) the baseline has.
 
     Each side is a results folder (then models are matched by name) or a model name/label in
@@ -159,6 +160,8 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
     queries and `GateRun.data_notes` says on how many).
     `qrels` (task -> labels) gives judged@10 its labels; by default a task is looked up by name in configs/tasks;
     `scales` (task -> its grade scale) bounds the unjudged pairs' grades (default: the task's YAML, else its labels').
+    `complete`: tasks whose labels are declared complete (`complete_labels: true`; default: the task YAML found by
+    name says so): one line instead of judged@10 and the unjudged marks.
     `only`: results names to check (a config's candidates, candidate_set.config_names); default: all.
     `mode`: fixed (one look) or anytime (confseq.py); `looks`: where each decision is counted (gate_looks.py), per
     candidate label, task and baseline (its model and folder, relative to the working directory: CI's checkout
@@ -228,14 +231,22 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
                               baseline_shown=f"{label_of(base_dir, b)} in {base_dir}", mode=mode,
                               max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)
         out.append((task, label_of(base_dir, b), label_of(cand_dir, c), result))
-    notes = []
+    from ...labels.notes.unjudged_mark import ASSUMED, COMPLETE, labels_complete
+
+    notes: list[str] = []
     for (task, b, c), p in zip(pairs, pairings):
+        if task in complete if complete is not None else labels_complete(task):  # said once per task
+            notes += [] if f"{task}: {COMPLETE}" in notes else [f"{task}: {COMPLETE}"]
+            continue
         labels = _task_qrels(task, split, qrels)
         if labels and not p.same_data:  # judged@10 on the queries the gate decided on, as the scores
             paired = set(p.paired)
             labels = {q: docs for q, docs in labels.items() if q in paired}
-        notes += judged_notes(task, base_dir, b, cand_dir, c, labels, split, seed,
-                              scale=(scales or {}).get(task))
+        found = judged_notes(task, base_dir, b, cand_dir, c, labels, split, seed, scale=(scales or {}).get(task))
+        first = next((i for i, n in enumerate(found) if n.startswith(f"{task}: unjudged: ")), None)
+        if first is not None and f"{task}: {ASSUMED}" not in notes:  # what the marks assume, once per task
+            found.insert(first, f"{task}: {ASSUMED}")
+        notes += found
     data_notes = list(dict.fromkeys(notes_seen))  # one line per task and change, however many models share it
     return GateRun(out, missing, notes, pairings, data_notes, corpora)
 

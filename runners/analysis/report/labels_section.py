@@ -5,8 +5,10 @@ the raters of `labels/<task>/` with how much each judged, and their agreement (w
 raters and Krippendorff's alpha, each with its 95% bootstrap interval) in one plain sentence; with a `judge:` in
 the benchmark and its grades stored, the LLM judge against the human grades (`labels agreement --judge`); and
 `labels status` (issue 39): per pair of candidates, the nDCG@10 difference, its bounds over every grading of the
-unjudged pairs, settled/open and the judgments estimated to settle it. Shown only for tasks that have judged@10
-numbers, raters' files or LLM grades; no document or question text appears.
+unjudged pairs, settled/open and the judgments estimated to settle it (one line instead when the task declares
+`complete_labels: true`); with `labels: {use_llm: prediction_powered}`, the prediction-powered figures and verdicts
+`stats` prints (runners/labels/judge/ppi_verdicts.py). Shown only for tasks that have judged@10 numbers, raters'
+files or LLM grades; no document or question text appears.
 """
 
 from __future__ import annotations
@@ -60,8 +62,13 @@ def labels_section(all_numbers: list, seed: int = 0, bench: object = None) -> Se
                 blocks.append(Paragraph(f"{len(rep.warnings)} line(s) of the raters' files were skipped (broken or "
                                         f"outside the scale); `private-mteb labels agreement -t {td.name}` names "
                                         "them.", "note"))
+        if getattr(td.config, "complete_labels", False):
+            from ...labels.notes.unjudged_mark import COMPLETE
+
+            blocks.append(Paragraph(COMPLETE[0].upper() + COMPLETE[1:] + ".", "note"))
         blocks += _status_blocks(bench, td) if tn.judged else []
         blocks += _judge_blocks(bench, td, seed)
+        blocks += _ppi_blocks(bench, td)
         if blocks:
             sec.subsections.append(Section("labels-" + re.sub(r"[^a-z0-9]+", "-", td.name.lower()), td.name, blocks))
     return sec if sec.subsections else None
@@ -88,6 +95,31 @@ def _status_blocks(bench: object, td: object) -> list:
                   f"{td.name}: could the unjudged pairs change the verdict? ({st.pool:,} unjudged pairs in the "
                   f"candidates' top-{st.k}; `private-mteb labels status`)"),
             Paragraph(" ".join(st.sentence(p)[0].upper() + st.sentence(p)[1:] + "." for p in st.pairs), "note")]
+
+
+def _ppi_blocks(bench: object, td: object) -> list:
+    """The prediction-powered figures `stats` prints (runners/labels/judge/ppi_verdicts.py), as a table, when the
+    config admits LLM grades for inference (`labels: {use_llm: prediction_powered}`); its header says so."""
+    from ...labels.judge.ppi_verdicts import ppi_report
+
+    names = [c.name for c in getattr(td, "candidates", [])]
+    entry = next((e for e in getattr(bench, "tasks", []) if _task_name(e, bench) == td.name), None)  # type: ignore
+    if bench is None or entry is None or not names:
+        return []
+    rep = ppi_report(bench, entry, names)
+    if rep is None:
+        return []
+    if rep.why_not:
+        return [Paragraph(rep.lines()[0], "note")]
+    iv = rep.interval
+    rows = [[label, iv((e.estimate, e.low, e.high)), iv(e.llm_only), iv(e.human_only), str(e.n_labelled), ""]
+            for label, e in rep.means.items()]
+    rows += [[f"{a} − {b}", iv((e.estimate, e.low, e.high), True), iv(e.llm_only, True), iv(e.human_only, True),
+              str(e.n_labelled), rep.verdict(a, b, e)] for (a, b), e in rep.pairs.items()]
+    from ...statistics.intervals import metric_label
+
+    return [Table(["candidate / pair", f"prediction-powered {metric_label(rep.metric)} [CI]", "LLM-only [CI]", "human-only [CI]",
+                   "n", "verdict"], rows, f"{td.name}: {rep.header()}")]
 
 
 def _task_name(entry: str, bench: object) -> str | None:

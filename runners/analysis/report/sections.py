@@ -78,7 +78,7 @@ def _has_rankings(ctx: Context, name: str, task: str) -> bool:
 def _judged(td: TaskData, ctx: Context, k: int = JUDGED_K) -> tuple[dict[str, float], list[str]]:
     """judged@k per candidate label and the below-the-baseline warnings; nothing when rankings or labels lack."""
     qrels = td.collection.qrels.get(ctx.split) if td.collection is not None else None
-    if not qrels:
+    if not qrels or getattr(td.config, "complete_labels", False):  # complete labels: judged@k says nothing
         return {}, []
     names = [c.name for c in td.candidates if _has_rankings(ctx, c.name, td.name)]
     if not names:

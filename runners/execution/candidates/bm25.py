@@ -59,12 +59,14 @@ class AnalyzerTokenizer(BM25Tokenizer):
     With lower-casing and a bm25s list or none (mteb's own cases) mteb's code tokenizes; case kept or the task's own
     word list go through the same steps with bm25s' `lower` and `stopwords` arguments set. The two steps overridden
     are mteb private names, listed in custom_tasks/mteb_private.py (tests/test_mteb_private.py says when one moves). Texts pass the task's
-    normaliser first when it asks for one (`normalize`, `fold_accents`).
+    normaliser first when it asks for one (`normalize`, `fold_accents`). Character n-grams and segmenters
+    (custom_tasks/bm25_tokens.py) are `text -> tokens` functions given to mteb's own custom-tokenizer path.
     """
 
     def __init__(self, analyzer: Analyzer) -> None:
+        own = analyzer.token_function()  # char n-grams, a segmenter: mteb's custom-tokenizer path (bm25_tokens.py)
         super().__init__(language=None, freq_threshold=analyzer.stopword_frequency,
-                         tokenizer="char" if analyzer.tokenizer == "characters" else None)
+                         tokenizer=own or ("char" if analyzer.tokenizer == "characters" else None))
         self.analyzer = analyzer
         self.stopwords_key = analyzer.stopwords if isinstance(analyzer.stopwords, str) else None
         if analyzer.stemmer:

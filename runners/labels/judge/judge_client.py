@@ -12,9 +12,10 @@ unrateable and counted, never guessed. Only an answer asking again cannot change
 (refused request, wrong path, a redirect).
 
 The first pair is asked alone: an endpoint that is unreachable or refuses the request stops the command there with
-one line, before the pool; so does one whose answers to that pair were, every time, not chat-completions JSON or
-not in the format, unless the judge has graded pairs before (``check_format=False``: a re-run of the pairs left
-unrateable asks every one of them). No error body is kept (a server may echo the prompt, i.e. the user's text);
+one line, before the pool; so does one whose answers to that pair were, every time, not chat-completions JSON
+(whatever the judge graded before: a server that answers an HTML page is no judge), or not in the format unless
+the judge has graded pairs before (``check_format=False``: a re-run of the pairs left unrateable asks every one of
+them). `stats.chat_answers` counts the answers that were chat-completions JSON: a run with none is no judgment. No error body is kept (a server may echo the prompt, i.e. the user's text);
 the first few refused answers are kept in memory for `labels judge --show-refused`, never stored.
 """
 
@@ -82,6 +83,7 @@ class Refused:
 @dataclass
 class ClientStats(_HttpStats):
     refused: list[Refused] = field(default_factory=list)
+    chat_answers: int = 0  # answers that were chat-completions JSON (with choices[0].message.content)
 
 
 class ChatJudge:
@@ -132,6 +134,8 @@ class ChatJudge:
             content = None
         if not isinstance(content, str):
             raise _Retry("no content", answer=text)
+        with self._lock:
+            self.stats.chat_answers += 1
         grade = self._parse(content)
         if grade is None:
             raise _Retry(MALFORMED, answer=content)
@@ -177,22 +181,27 @@ class ChatJudge:
         if not prompts:
             return
         first = self.grade(prompts[0], first=True)
-        if check_format and first.grade is None and first.failures:
-            self._check_first(first)
+        if first.grade is None and first.failures:
+            self._check_first(first, check_format)
         on_done(0, first)
         with ThreadPoolExecutor(max_workers=self.opts.max_concurrency) as pool:
             futures = {pool.submit(self.grade, p, False, i): i for i, p in enumerate(prompts[1:], 1)}
             for fut in as_completed(futures):
                 on_done(futures[fut], fut.result())
 
-    def _check_first(self, first: Outcome) -> None:
-        """Stop when the first pair's answers were all of a kind no other pair will fare better with."""
-        see = " (see them: --show-refused 3)" if not self.keep_refused else ""
+    def _check_first(self, first: Outcome, check_format: bool = True) -> None:
+        """Stop when the first pair's answers were all of a kind no other pair will fare better with: never
+        chat-completions JSON (always), or never in the format (`check_format`: a judge that never graded)."""
         if all(k in NOT_CHAT_JSON for k in first.failures):
-            raise ConfigError(self.config, f"{self._where()} did not answer chat-completions JSON "
-                                           f"(choices[0].message.content) {first.requests} time(s){see}: is it an "
-                                           "OpenAI-compatible server (llama-server, vLLM, Ollama, TGI)?")
-        if all(k in NOT_CHAT_JSON or k == MALFORMED for k in first.failures):
+            raise ConfigError(self.config, self.not_chat_json(first.requests))
+        see = " (see them: --show-refused 3)" if not self.keep_refused else ""
+        if check_format and all(k in NOT_CHAT_JSON or k == MALFORMED for k in first.failures):
             raise ConfigError(self.config, f"{self._where()}: the first {first.requests} answer(s) were not "
                                            f"{self.FORMAT}{see}: check {self.SECTION}.model and "
                                            f"{self.SECTION}.prompt")
+
+    def not_chat_json(self, requests: int) -> str:
+        """The one line of an endpoint none of whose `requests` answers was chat-completions JSON."""
+        see = " (see them: --show-refused 3)" if not self.keep_refused else ""
+        return (f"{self._where()} did not answer chat-completions JSON (choices[0].message.content) {requests} "
+                f"time(s){see}: is it an OpenAI-compatible server (llama-server, vLLM, Ollama, TGI)?")

@@ -99,6 +99,10 @@ def judge_pairs(pairs: Sequence[tuple[str, str, str]], collection: Collection, b
     report.asked = len(todo)
     lock = threading.Lock()
     done = [0]
+    # a judge that has graded pairs before can answer in the format: a pair it still cannot grade is that pair's
+    # problem, so a re-run of the unrateable ones asks every one of them instead of stopping at the first
+    proven = any(r.get("grade") is not None for r in rows.values() if r["judge"] == jid)
+    client = ChatJudge(opts, grades, bench.path, keep_refused=keep_refused)
 
     def finished(i: int, out: Outcome) -> None:
         row = {**todo[i][0], "grade": out.grade, "requests": out.requests}
@@ -112,23 +116,25 @@ def judge_pairs(pairs: Sequence[tuple[str, str, str]], collection: Collection, b
             else:
                 report.graded += 1
                 report.grades[out.grade] = report.grades.get(out.grade, 0) + 1
-            if done[0] % _SAVE_EVERY == 0:
+            if done[0] % _SAVE_EVERY == 0 and client.stats.chat_answers:  # a server that never judged: untouched
                 _save(path, rows)
             if on_progress is not None:
                 on_progress(done[0], len(todo))
 
-    # a judge that has graded pairs before can answer in the format: a pair it still cannot grade is that pair's
-    # problem, so a re-run of the unrateable ones asks every one of them instead of stopping at the first
-    proven = any(r.get("grade") is not None for r in rows.values() if r["judge"] == jid)
-    client = ChatJudge(opts, grades, bench.path, keep_refused=keep_refused)
+    finished_run = False
     try:
         client.grade_all([p for _, p in todo], finished, check_format=not proven)
+        if todo and not client.stats.chat_answers:  # every answer an error page (HTTP 200), or none came
+            raise ConfigError(bench.path, client.not_chat_json(client.stats.requests) + f"; {path.name} is left "
+                                          "as it was")
+        finished_run = True
     finally:
         report.refused = [{"query_id": todo[r.index][0]["query_id"], "doc_id": todo[r.index][0]["doc_id"],
                            "kind": r.kind, "answer": r.answer} for r in client.stats.refused]
         if refused is not None:
             refused[:] = report.refused
-        if done[0] or reused:  # nothing answered (a broken endpoint): the file is left as it was
+        # no chat-completions answer (a broken endpoint): the file is left as it was, whatever it holds
+        if (done[0] and client.stats.chat_answers) or (reused and finished_run):
             _save(path, rows)
         report.requests = client.stats.requests
         report.max_in_flight = client.stats.max_in_flight

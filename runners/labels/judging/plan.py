@@ -4,6 +4,11 @@ The items are shuffled with a seed; the first ``ceil(overlap * n)`` are given to
 each time to the raters with the fewest items so far (ties in a rotating order), so loads stay within one item
 of each other and every pair of raters shares some items. The plan is a JSON file next to the raters' files,
 `labels/<task>/plan.json`, written atomically; `labels serve --rater NAME` serves NAME's share of it.
+
+Three orders: `random` (the pool's pairs shuffled: agreement), `decisive` (the pairs that can move the candidates'
+differences most first: the adversarial bounds settle soonest) and `sample` (every pooled pair of a seeded,
+stratified random sample of questions, question by question: what prediction-powered verdicts need; the app
+serves the plan's order for `decisive` and `sample`).
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ from custom_tasks.readers._io import display_path
 
 from ...statistics.analysis_errors import AnalysisError
 from ...results.store import atomic_write_bytes
+from ..pool.question_sample import PLAN_FILE
 from ..raters.ratings import Key, check_rater_name
 
-PLAN = "plan.json"
+PLAN = PLAN_FILE
 
 
 def make_plan(keys: list[Key], raters: list[str], overlap: float, seed: int = 0,
@@ -54,11 +60,36 @@ def make_plan(keys: list[Key], raters: list[str], overlap: float, seed: int = 0,
     return share
 
 
+def make_sample_plan(keys: list[Key], raters: list[str], overlap: float) -> dict[str, list[Key]]:
+    """rater -> their items for `--order sample`: ``keys`` (the sampled questions' pooled pairs, in the drawn order)
+    dealt a whole question at a time, so one person grades every pair of a question together and a question is
+    judged whole as soon as its rater is through it; the first ``ceil(overlap * questions)`` questions go to two
+    raters. Each question goes to the rater(s) with the fewest pairs so far (ties in the raters' order)."""
+    raters = [check_rater_name(r) for r in raters]
+    if len(set(r.lower() for r in raters)) != len(raters):
+        raise AnalysisError(f"--raters {','.join(raters)}: a name is given twice")
+    if not 0 <= overlap <= 1:
+        raise AnalysisError(f"--overlap {overlap}: give a share between 0 and 1, e.g. 0.2")
+    if overlap > 0 and len(raters) < 2:
+        raise AnalysisError("--overlap needs at least two raters (--raters ana,bo)")
+    questions: dict[tuple[str, str], list[Key]] = {}
+    for k in keys:
+        questions.setdefault((k[0], k[1]), []).append(k)
+    n_multi = math.ceil(overlap * len(questions))
+    share: dict[str, list[Key]] = {r: [] for r in raters}
+    for pos, pairs in enumerate(questions.values()):
+        for r in sorted(raters, key=lambda r: len(share[r]))[:2 if pos < n_multi else 1]:
+            share[r] += pairs
+    return share
+
+
 def write_plan(folder: Path, cfg: TaskConfig, share: dict[str, list[Key]], overlap: float, seed: int,
-               order: str = "random") -> Path:
+               order: str = "random", sample: dict[str, Any] | None = None) -> Path:
+    """``sample``: the random sample of questions (`--order sample`, runners/labels/pool/question_sample.py),
+    kept in the plan so `stats` knows which questions people judged whole."""
     path = Path(folder) / PLAN
     body = {"task": cfg.name, "overlap": overlap, "seed": seed, "order": order,
-            "raters": {r: [list(k) for k in ks] for r, ks in share.items()}}
+            "raters": {r: [list(k) for k in ks] for r, ks in share.items()}, **({"sample": sample} if sample else {})}
     atomic_write_bytes(path, (json.dumps(body, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
     return path
 

@@ -75,10 +75,11 @@ def open_session(cfg: TaskConfig, collection: Collection, items: list[Item], rat
             items = inside
         path, of_plan = rater_path(folder, rater), share is not None
     ordered = rater_order(items, rater, seed)
-    if not adjudicate and plan is not None and plan.get("order") == "decisive":
+    if not adjudicate and plan is not None and plan.get("order") in ("decisive", "sample"):
         # `labels plan --order decisive`: the plan's order (runners/labels/pool/decisive_order.py), most decisive
         # first. Its weights depend on the rankings and on what is judged, not on the grades, so the order of the
-        # pairs still open after each grade is the re-planned order: no reload is needed.
+        # pairs still open after each grade is the re-planned order: no reload is needed. `--order sample`: the
+        # sampled questions in their drawn order, every pooled pair of one question before the next's.
         pos = {k: i for i, k in enumerate(plan["raters"][rater])}
         ordered = sorted(items, key=lambda it: pos[it.key])
     session = JudgingSession.open(cfg, rater, ordered, path)
@@ -96,7 +97,12 @@ def open_question_session(cfg: TaskConfig, collection: Collection, rater: str, f
     if not items:
         raise AnalysisError(f"{display_path(added)}: no generated question awaits verification (none has "
                             "tags.verified: false)")
-    session = QuestionSession.open(cfg, rater, question_order(items, rater, seed), reviews_path(added))
+    reviews = reviews_path(added)
+    reviewed = read_reviews(reviews, cfg.grades).latest
+    if all(item.query_id in reviewed for item in items):  # every one reviewed already: nothing to start for
+        raise AnalysisError(f"{display_path(added)}: no generated question awaits verification (all {len(items)} "
+                            f"reviewed, in {display_path(reviews)}; a review's last line counts)")
+    session = QuestionSession.open(cfg, rater, question_order(items, rater, seed), reviews)
     session.warnings[:0] = warnings
     Path(folder).mkdir(parents=True, exist_ok=True)
     return session, rater_token(rater_path(folder, rater))

@@ -49,7 +49,10 @@ def lint_reports(targets: list[str], bench: Any, settings: LintSettings, split: 
 
             truncation.attach(report, collection, bench)
             models = [m.results_name for m in bench.models] + [p.name for p in plan_experiments(bench)]
-            lint_pool.attach(report, bench.results_path, collection, models, settings, split)
+            if cfg.complete_labels:  # every relevant document labelled: nothing to pool
+                report.skipped["pooling_suggested"] = "the task declares `complete_labels: true`"
+            else:
+                lint_pool.attach(report, bench.results_path, collection, models, settings, split)
         else:
             report.skipped["truncation"] = "needs the candidates: pass -c BENCHMARK.yaml"
             report.skipped["pooling_suggested"] = "needs stored rankings: pass -c BENCHMARK.yaml after `run`"

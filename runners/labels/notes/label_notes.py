@@ -1,7 +1,8 @@
 """What `stats` (and check/report/inspect) say about the labels behind the scores, in a few lines.
 
 judged@10 of every candidate with the below-the-baseline warning (judged.py), the mark of each pair's nDCG@10
-verdict that the unjudged pairs in their top-10 could reverse (unjudged_mark.py, the same line `check` prints),
+verdict that the unjudged pairs in their top-10 could reverse (unjudged_mark.py, the same line `check` prints,
+under one line saying what they assume; one line instead when the task declares `complete_labels: true`),
 and the generator guard
 (generator_guard.py): the default `source` breakdown and the same-family warning; the questions by source, those
 left out or awaiting judgment and the traffic-weighted mean (question_notes.py); when LLM grades count
@@ -45,16 +46,21 @@ def label_notes(bench: BenchmarkConfig, entry: str, models: Sequence[str], k: in
         rep = judged_for_config(bench, list(models), (k,), tasks=[entry])[0]
     except AnalysisError:
         rep = None  # results without stored rankings (older runs): no judged@k, the stats stand
-    if rep is not None:
+    if cfg.complete_labels:  # every relevant document labelled: judged@k and the marks say nothing
+        from .unjudged_mark import COMPLETE
+
+        lines.append(COMPLETE)
+    elif rep is not None:
         lines.append(judged_line(rep, k))
         lines += [f"warning: {w}" for w in rep.warnings]
-        from .unjudged_mark import config_marks
+        from .unjudged_mark import ASSUMED, config_marks
 
-        lines += config_marks(bench, entry, list(models), k)
+        marks = config_marks(bench, entry, list(models), k)
+        lines += [ASSUMED] + marks if marks else []  # what they assume, once per task
     lines += question_lines(bench, entry, cfg.name, models, cfg.main_score)  # by source, awaiting, weighted
     cands = [(m, label_of(bench.results_path, m)) for m in models]
     lines += [f"warning: {w}" for w in generator_warnings(cfg.name, cfg.generated_by, cands)]
-    if bench.labels.use_llm and bench.judge is not None:
+    if bench.labels.fills and bench.judge is not None:
         lines.append(f"labels: human grades + {bench.judge.source} grades of the pairs no human graded "
                      f"(labels.use_llm: {bench.labels.use_llm}); check them first: `labels agreement --judge`")
         lines += [f"warning: {w}" for w in judge_warnings(cfg.name, bench.judge.model, cfg.generated_by, cands)]

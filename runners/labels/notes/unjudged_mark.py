@@ -6,6 +6,11 @@ unjudged (question, document) pairs sit in each one's top-k and whether their gr
 nDCG@k difference: the exact adversarial bounds of runners/labels/pool/verdict_bounds.py (the ones `labels status`
 prints), so "settled" is printed only when no grading of the unjudged pairs reverses or ties the verdict.
 
+What is assumed is said once, above the marks (`ASSUMED`): a score counts an unjudged document as not relevant,
+and the bounds are the worst case over their grades, so a verdict they could reverse is not called "open" in every
+line. A task that declares `complete_labels: true` (custom_tasks/config.py: every relevant document is labelled)
+has no unjudged pair that could matter: no mark at all, one line saying so (`COMPLETE`).
+
 One verdict: the line names the candidate ahead first, so `stats` (candidates in the config's order) and `check`
 (baseline, then candidate) print the same line for the same pair.
 """
@@ -19,6 +24,13 @@ from ..pool.judged import ranked_ids
 from ..pool.verdict_bounds import PairBound, pair_bounds
 
 Ranking = Mapping[str, Mapping[str, float]]
+
+#: said once per task above its marks (stats, check): what the scores assume of the pairs nobody judged
+ASSUMED = ("assumed: scores count a document nobody judged as not relevant (the task does not declare "
+           "`complete_labels: true`); each `unjudged:` line gives the worst case over their grades")
+#: said instead of the marks when the task declares its labels complete
+COMPLETE = ("labels: complete (the task declares `complete_labels: true`): a document nobody judged is not "
+            "relevant, so no verdict rests on missing grades")
 
 
 def unjudged_in_top(ranking: Ranking, qrels: Mapping[str, Mapping[str, int]], k: int = 10) -> int:
@@ -48,8 +60,8 @@ def mark_line(label_a: str, label_b: str, pb: PairBound, n_a: int, n_b: int, k: 
     if pb.verdict == "tie":
         return f"unjudged: {lead} {where}: settled, every grading of them leaves the tie"
     change = "reverse it" if now else "break the tie"
-    return (f"unjudged: {lead} {where}: open, their grades could {change} (the difference could be anywhere in "
-            f"{span}; `labels status` says how many judgments would settle it)")
+    return (f"unjudged: {lead} {where}: in the worst case their grades could {change} (the difference could be "
+            f"anywhere in {span}; `labels status` says how many judgments would settle it)")
 
 
 def mark_lines(rankings: Mapping[str, Ranking], labels: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
@@ -83,10 +95,13 @@ def task_scale(task: str, qrels: Mapping[str, Mapping[str, int]], bench: object 
 
 def config_marks(bench: object, entry: str, models: Sequence[str], k: int = 10, split: str = "test") -> list[str]:
     """`stats`' marks: every pair of `models` (results names) on one task entry of a config, from the stored
-    rankings and the labels `run` scored; [] when rankings are not stored (older runs) or the task has no labels."""
+    rankings and the labels `run` scored; [] when rankings are not stored (older runs), the task has no labels or
+    declares them complete."""
     from ...statistics.per_query import label_of
     from ..pool.judged import stored_rankings, task_collection
 
+    if labels_complete(entry, bench):
+        return []
     collection = task_collection(entry, bench)  # type: ignore[arg-type]
     qrels = collection.qrels.get(split)
     if not qrels or len(models) < 2:
@@ -99,19 +114,32 @@ def config_marks(bench: object, entry: str, models: Sequence[str], k: int = 10, 
     return mark_lines(rankings, {m: label_of(results, m) for m in models}, qrels, task_scale(entry, qrels, bench), k)
 
 
+def labels_complete(entry: str, bench: object | None = None) -> bool:
+    """Whether the task's YAML declares `complete_labels: true` (False for a public task)."""
+    try:
+        from ...config.task_lookup import task_config_for
+
+        return bool(task_config_for(entry, bench).complete_labels)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 — a public task: nothing declared
+        return False
+
+
 def config_labels(bench: object, split: str = "test") -> tuple[dict[str, dict[str, dict[str, int]]] | None,
-                                                               dict[str, list[int]] | None]:
-    """(task name -> labels, task name -> grade scale) of a config's tasks, as `stats` reads them, for `check`;
-    (None, None) when a task cannot be read (a public one: the gate then looks tasks up by name)."""
+                                                               dict[str, list[int]] | None, set[str] | None]:
+    """(task name -> labels, task name -> grade scale, names of the tasks declaring complete labels) of a config's
+    tasks, as `stats` reads them, for `check`; (None, None, None) when a task cannot be read (a public one: the gate
+    then looks tasks up by name)."""
     from ..pool.judged import task_collection
 
-    qrels, scales = {}, {}
+    qrels, scales, complete = {}, {}, set()
     try:
         for entry in bench.tasks:  # type: ignore[attr-defined]
             collection = task_collection(entry, bench)  # type: ignore[arg-type]
             if split in collection.qrels:
                 qrels[collection.name] = collection.qrels[split]
                 scales[collection.name] = task_scale(entry, collection.qrels[split], bench)
+            if labels_complete(entry, bench):
+                complete.add(collection.name)
     except Exception:  # noqa: BLE001 — a public task or files the gate itself will name: judged@10 as before
-        return None, None
-    return qrels, scales
+        return None, None, None
+    return qrels, scales, complete

@@ -215,7 +215,7 @@ def task_collection(entry: str, bench: BenchmarkConfig | None = None, llm: bool 
     and ``llm``, with the LLM grades its `labels: {use_llm}` policy scores on (what `run` scored)."""
     cfg = task_config_for(entry, bench)  # first: a public task (not found) never imports the readers
     collection = task_config_collection(cfg)  # read once inside per_query.read_once
-    if llm and bench is not None and bench.labels.use_llm:
+    if llm and bench is not None and bench.labels.fills:
         from ...config.label_policy import scored_collection
 
         collection = scored_collection(collection, cfg, bench)[0]

@@ -1,6 +1,9 @@
 """`labels status`: for each pair of a config's candidates, is the nDCG@k verdict settled whatever the unjudged
 pairs turn out to be, or could grading them reverse it (issue 39)?
 
+A task declaring `complete_labels: true` has no unjudged pair: a document nobody judged is a known 0, so every
+verdict is settled.
+
 Reads stored rankings and the task's labels only (the scored ones: what `run` scored, LLM grades included where
 the config's `labels: {use_llm}` policy counts them); the bounds are runners/labels/pool/verdict_bounds.py's, the
 estimate of the judgments still needed runners/labels/pool/settle_estimate.py's.
@@ -77,14 +80,17 @@ def label_status(bench: BenchmarkConfig, models: Sequence[str], task: str | None
     collection = task_collection(entry, bench)
     if split not in collection.qrels:
         raise AnalysisError(f"task '{collection.name}' has no split '{split}' (splits: {collection.splits})")
-    scale = list(task_config_for(entry, bench).grades)
-    qrels = collection.qrels[split]
+    cfg = task_config_for(entry, bench)
+    scale, qrels = list(cfg.grades), collection.qrels[split]
     rankings = {}
     for m in models:
         stored, depth = stored_rankings(bench.results_path, m, collection.name, split)
         if k > depth:
             raise AnalysisError(f"--k {k} is deeper than the {depth} documents stored per query for '{m}'")
         rankings[m] = stored
+    if cfg.complete_labels:  # `complete_labels: true`: a document nobody judged is known not relevant (grade 0)
+        qrels = {q: {**{d: 0 for r in rankings.values() for d in ranked_ids(r.get(q, {}))[:k]}, **docs}
+                 for q, docs in qrels.items()}
     pool = len({(q, d) for r in rankings.values() for q in qrels for d in ranked_ids(r.get(q, {}))[:k]
                 if d not in qrels[q]})
     return LabelStatus(collection.name, split, k, {m: label_of(bench.results_path, m) for m in models},
