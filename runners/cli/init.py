@@ -51,6 +51,8 @@ def init_cmd(
         console.print(Text(line))
     if res.bm25:
         console.print(Text(f"BM25's analyzer: {res.bm25}"))
+    if res.dense:
+        console.print(Text(f"dense model: {res.dense}"))
     from ..config.init_templates import grades_hint
 
     if grades_hint(res.grades) and "grades_map:" not in res.task_yaml.read_text(encoding="utf-8").replace("# grades_map:", ""):

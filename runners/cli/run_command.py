@@ -118,6 +118,16 @@ def _bm25_lines(tasks: list, cands: list, warnings_to: Any = None) -> None:
                                                          f"{warning}"), soft_wrap=True)
 
 
+def _language_lines(cfg: Any, tasks: list, cands: list, to: Any = None) -> None:
+    """One warning per candidate model that does not know a task's language (config/model_languages.py); `to`:
+    the console they go to (stderr with --format json)."""
+    from ..config.model_languages import config_language_lines
+
+    infos = {c.name: c.info for c in cands}
+    for line in config_language_lines(cfg.models, infos, {t.metadata.name: task_analyzer_languages(t) for t in tasks}):
+        (to or console).print(Text(f"warning: {line}", style="yellow"), soft_wrap=True)
+
+
 def task_analyzer_languages(task: Any) -> list[str]:
     """The languages a task declares (a multilingual public task: every subset's)."""
     langs = task.metadata.eval_langs
@@ -167,8 +177,10 @@ def run(
         _lint_lines(tasks)
         _question_lines(tasks)
         _bm25_lines(tasks, cands)
+        _language_lines(cfg, tasks, cands)
     else:  # stdout holds the JSON document: a word-token warning still says itself, on stderr
         _bm25_lines(tasks, cands, warnings_to=err_console)
+        _language_lines(cfg, tasks, cands, to=err_console)
     live = out.is_terminal and not as_json  # a bar redrawn in place; else plain lines only
     loaded: dict = {}  # --latency: the models the run loads, served by the pass after it
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(),

@@ -81,6 +81,7 @@ def tasks_validate(
                                        f"private-mteb --project DIR tasks validate {target}, or "
                                        f"tasks validate {target} -c BENCHMARK.yaml")
     results, failed = [], 0
+    infos = _candidate_infos(bench) if bench is not None else {}
     for t in targets:
         name = t
         try:
@@ -110,10 +111,12 @@ def tasks_validate(
         summary = summarize(collection)
         n_warn = sum(w["count"] for w in summary["warnings"].values())
         basis, note = _length_basis(cfg.languages, counted)
+        fit = _language_fit(bench, infos, cfg.name, cfg.languages) if bench is not None else []
         tokens = _word_tokens_warning(cfg)
         results.append({"task": cfg.name, "ok": True, "errors": 0, "warnings": n_warn + bool(tokens),
                         "revision": collection.content_hash(), "summary": summary, "document_lengths": basis,
-                        **({"bm25_tokens": tokens} if tokens else {})})
+                        **({"bm25_tokens": tokens} if tokens else {}),
+                        **({"model_languages": fit} if bench is not None else {})})
         if not as_json:
             console.print(Text.assemble(("ok", "green"), f" {cfg.name} (revision {collection.content_hash()})"))
             console.print(format_summary(collection), highlight=False)
@@ -121,6 +124,8 @@ def tasks_validate(
                 console.print(Text.assemble(("  warning:", "bold yellow"), f" {tokens}"), soft_wrap=True)
             if note:
                 console.print(Text(f"  {note}", style="dim"), soft_wrap=True)
+            for line in fit:
+                console.print(Text(f"  warning: {line}", style="yellow"), soft_wrap=True)
     if as_json:
         print_json({"tasks": results, "failed": failed, "passed": failed == 0})
     elif len(targets) > 1:
@@ -130,6 +135,20 @@ def tasks_validate(
             err_console.print(Text.assemble(("error:", "bold red"), f" {failed} of {len(targets)} task(s) failed "
                                             "validation"))
         raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _candidate_infos(bench: object) -> dict[str, dict]:
+    """What the run would know of each candidate (its languages from mteb's metadata), nothing loaded."""
+    from ..execution.run import candidates_for
+
+    return {c.name: c.info for c in candidates_for(bench)}
+
+
+def _language_fit(bench: object, infos: dict[str, dict], task: str, languages: list[str]) -> list[str]:
+    """With -c: one warning per candidate model that does not know the task's language (config/model_languages.py)."""
+    from ..config.model_languages import config_language_lines
+
+    return config_language_lines(bench.models, infos, {task: languages})  # type: ignore[attr-defined]
 
 
 def _count_in_tokens(collection: object, bench: object) -> list[str]:

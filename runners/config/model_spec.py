@@ -81,6 +81,9 @@ class ModelSpec(BaseModel):
     prompts: dict[str, str] | None = None
     #: kind endpoint: the OpenAI-compatible /v1/embeddings server (runners/execution/candidates/endpoint_candidate.py)
     endpoint: EndpointOptions | None = None
+    #: the languages the model was trained on (ISO 639-3 + script, as mteb writes them): checked against each task's
+    #: (config/model_languages.py); None: mteb's model metadata says (or nothing is known, which is said)
+    languages: list[str] | None = None
 
     @field_validator("name")
     @classmethod
@@ -91,6 +94,13 @@ class ModelSpec(BaseModel):
     @classmethod
     def _revision(cls, v: str | None) -> str | None:  # one folder below the model's
         return v if v is None else check_name(v, "revision")
+
+    @field_validator("languages")
+    @classmethod
+    def _languages(cls, v: list[str] | None) -> list[str] | None:
+        from custom_tasks.languages import check_languages
+
+        return v if v is None else check_languages(v)
 
     @field_validator("label", "public_name")
     @classmethod

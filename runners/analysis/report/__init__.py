@@ -43,7 +43,7 @@ def build_report(cfg: BenchmarkConfig, *, baseline: str | None = None, show_text
     nums = [sections.task_numbers(td, ctx) for td in tasks]
     config = cfg.path.name if cfg.path else cfg.name  # the set the summary's best is drawn from
     parts: list[Section | None] = [sections.summary(nums, config), sections.results_table(nums, ctx),
-                                   tasks_section(tasks, results_dir, split),
+                                   tasks_section(tasks, results_dir, split, cfg.models),
                                    sections.forest(nums, ctx), sections.per_query(nums, ctx), labels_section(nums, bench=cfg),
                                    questions_section(tasks, cfg.stats, config, split),
                                    experiments(cfg, tasks, stored), cost_section(cfg, tasks, nums, margin),

