@@ -8,11 +8,15 @@ into the same results folder, and the script prints what `run` did (ran or cache
 the probe of one short text, the second run found its stored 256 result current and kept its score; the long probes
 see the truncation change, so it runs again and reports the 128 score.
 
-    python benchmarks/bench_endpoint_truncation.py
+    python benchmarks/bench_endpoint_truncation.py [--smoke]
+
+--smoke: the same path on the 12-page task tests/configs/kb_tiny.yaml (tests/test_benchmarks_smoke.py); exit 77
+(skipped) without Infinity.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import sys
@@ -24,7 +28,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 
-def main() -> None:
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="the tiny task instead of the demo's")
+    args = parser.parse_args()
     import yaml
     from typer.testing import CliRunner
 
@@ -32,11 +39,13 @@ def main() -> None:
     from runners.cli import app
     from test_endpoint_server import _max_seq_length_copy
 
-    if infinity_bin() is None:
-        sys.exit(f"no Infinity in {infinity_venv()}: run scripts/infinity-venv.sh")
+    if infinity_bin() is None:  # optional: 77 = skipped (tests/test_benchmarks_smoke.py)
+        print(f"no Infinity in {infinity_venv()}: run scripts/infinity-venv.sh", file=sys.stderr)
+        return 77
+    task = ROOT / "tests" / "configs" / "kb_tiny.yaml" if args.smoke else ROOT / "configs" / "tasks" / "northwind-kb.yaml"
     tmp = Path(tempfile.mkdtemp(prefix="endpoint-truncation-"))
     server = Infinity(log_dir=tmp)
-    cfg = {"name": "served", "tasks": [str(ROOT / "configs" / "tasks" / "northwind-kb.yaml")],
+    cfg = {"name": "served", "tasks": [str(task)],
            "results_dir": str(tmp / "results"),
            "models": [{"name": "team/minilm-served", "label": "served", "kind": "endpoint",
                        "endpoint": {"url": server.url, "model": "minilm", "timeout_s": 300}}]}
@@ -55,7 +64,8 @@ def main() -> None:
                   flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
