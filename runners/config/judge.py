@@ -57,8 +57,11 @@ class JudgeOptions(BaseModel):
 
 
 class LabelsOptions(BaseModel):
-    """`labels: {use_llm: false | fill_unjudged}`: which grades scores rest on."""
+    """`labels: {use_llm: false | fill_unjudged, confidence: 0.95}`: which grades scores rest on, and how likely
+    each verdict must be to hold before the decisive order says judging can stop (issue 47:
+    runners/labels/pool/confidence_stop.py)."""
 
     model_config = ConfigDict(extra="forbid")
 
     use_llm: Literal[False, "fill_unjudged"] = False
+    confidence: float = Field(0.95, gt=0.5, lt=1.0)
