@@ -1,0 +1,73 @@
+"""The stopping rule (issue 47): the unjudged pairs' probabilities are the calibration's (runners/statistics/
+relevance_calibration.py) for their LLM grade, the pooled human rates without one, none on too thin a sample; the
+stop fires at the configured confidence and not before."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from runners.labels.pool.confidence_stop import MIN_CALIBRATION, grade_probabilities, verdict_confidence
+from runners.statistics.relevance_calibration import calibrate_relevance
+
+SCALE = [0, 1, 2]
+
+
+def _judged(rng, n=80):
+    human = {(f"q{i % 9}", f"d{i}"): int(rng.choice(SCALE, p=[0.6, 0.25, 0.15])) for i in range(n)}
+    llm = {key: (h if rng.random() < 0.7 else int(rng.choice(SCALE))) for key, h in human.items()}
+    return human, llm
+
+
+def test_probabilities_are_the_calibration_for_the_llm_grade():
+    rng = np.random.default_rng(0)
+    human, llm = _judged(rng)
+    llm = {**llm, ("q1", "new0"): 0, ("q1", "new2"): 2}
+    cal = grade_probabilities(human, llm, SCALE)
+    ref = calibrate_relevance([(llm[k], h) for k, h in human.items()], scale=SCALE)
+    for key, g in [(("q1", "new0"), 0), (("q1", "new2"), 2)]:
+        assert cal.probs(*key) == pytest.approx([ref.p_grade(g, h) for h in SCALE], abs=1e-12)
+    grades = list(human.values())  # a pair the judge did not grade: the human grades' rates
+    assert cal.probs("q1", "ungraded") == pytest.approx([grades.count(g) / len(grades) for g in SCALE], abs=1e-12)
+    assert cal.with_llm == len(human) and "calibrated on 80 judged pooled pairs" in cal.why
+
+
+def test_no_probabilities_on_too_thin_or_one_valued_samples():
+    rng = np.random.default_rng(1)
+    human, llm = _judged(rng, MIN_CALIBRATION - 1)
+    assert grade_probabilities(human, llm, SCALE).probs is None
+    zeros = {k: 0 for k in _judged(rng, 100)[0]}
+    thin = grade_probabilities(zeros, llm, SCALE)
+    assert thin.probs is None and "two different grades" in thin.why
+
+
+def _collection(rng, n_queries=40, n_docs=30, k=5):
+    docs = [f"d{i}" for i in range(n_docs)]
+    truth = {f"q{q}": {d: int(rng.choice(SCALE, p=[0.7, 0.2, 0.1])) for d in docs} for q in range(n_queries)}
+    rankings = {name: {q: {d: truth[q][d] + float(rng.normal(0, s)) for d in docs} for q in truth}
+                for name, s in (("good", 0.5), ("bad", 2.0))}
+    return rankings, truth, k
+
+
+def test_the_stop_fires_at_the_configured_confidence_and_not_before():
+    """Reveal the truth pair by pair: `reached` is first true exactly where every probability is >= the level,
+    for two levels; a higher level never stops earlier."""
+    rng = np.random.default_rng(2)
+    rankings, truth, k = _collection(rng)
+    pool = sorted({(q, d) for r in rankings.values() for q in truth
+                   for d in sorted(r[q], key=r[q].get, reverse=True)[:k]})
+    llm = {key: truth[key[0]][key[1]] for key in pool}
+    stops = {}
+    for level in (0.9, 0.999):
+        known = {q: {} for q in truth}
+        for n, (q, d) in enumerate(pool[::3], 1):
+            known[q][d] = truth[q][d]
+            rep = verdict_confidence(rankings, known, SCALE, k, llm, level)
+            if not rep.pairs:
+                assert not rep.reached
+                continue
+            assert rep.reached == all(pc.probability >= level for pc in rep.pairs)
+            if rep.reached:
+                stops[level] = n
+                break
+    assert stops[0.9] <= stops.get(0.999, len(pool))
