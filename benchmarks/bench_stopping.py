@@ -141,6 +141,8 @@ def run_case(name, make, scale, k, draws, level, args):
         tv = np.array([truth[q].get(dd, 0) for q, dd in pool])
         lv = np.array([llm[(q, dd)] for q, dd in pool])
         rows.setdefault(profile, []).append((share, ok, pshare, pok, kappa(tv, lv)))
+        if (d + 1) % 20 == 0:
+            print(f"  ... {d + 1} draws, {time.time() - t0:.0f}s", file=sys.stderr, flush=True)
         if d < args.adversarial:
             adversarial.append(adversarial_stop(rankings, truth, scale, k, order, max(batch, len(pool) // 50)))
     print(f"  {draws} draws in {time.time() - t0:.0f}s; pool {len(pool):,} pairs, {len(queries)} questions"

@@ -71,3 +71,22 @@ def test_the_stop_fires_at_the_configured_confidence_and_not_before():
                 stops[level] = n
                 break
     assert stops[0.9] <= stops.get(0.999, len(pool))
+
+
+def test_a_group_of_pairs_with_enough_calibration_pairs_is_fitted_on_its_own():
+    """Pairs grouped by which candidates retrieved them: a group with MIN_CALIBRATION pairs gets the calibration of
+    its own pairs (a judge that overcalls one candidate's documents is corrected there), a thin group the pooled."""
+    rng = np.random.default_rng(3)
+    human, llm = _judged(rng, 120)
+    keys = sorted(human)
+    strata = {key: ("bm25" if n < 60 else "dense" if n < 110 else "both") for n, key in enumerate(keys)}
+    for key in keys[:60]:  # the judge calls every bm25 document a 2
+        llm[key] = 2
+    strata.update({("q0", "u_bm25"): "bm25", ("q0", "u_both"): "both", ("q0", "u_dense"): "dense"})
+    llm.update({("q0", "u_bm25"): 2, ("q0", "u_both"): 2, ("q0", "u_dense"): 2})
+    cal = grade_probabilities(human, llm, SCALE, strata)
+    fit = lambda ks: calibrate_relevance([(llm[k], human[k]) for k in ks], scale=SCALE)  # noqa: E731
+    assert cal.probs("q0", "u_bm25") == pytest.approx([fit(keys[:60]).p_grade(2, h) for h in SCALE], abs=1e-7)  # the optimizer's tolerance: pairs in another order
+    assert cal.probs("q0", "u_dense") == pytest.approx([fit(keys[60:110]).p_grade(2, h) for h in SCALE], abs=1e-7)  # the optimizer's tolerance: pairs in another order
+    assert cal.probs("q0", "u_both") == pytest.approx([fit(keys).p_grade(2, h) for h in SCALE], abs=1e-7)  # the optimizer's tolerance: pairs in another order
+    assert "2 groups" in cal.why

@@ -5,7 +5,10 @@ Where the probabilities come from. Each unjudged pooled pair gets P(human grade 
 calibrated on the pooled pairs people have judged that the judge graded too (runners/statistics/
 relevance_calibration.py: a penalised multinomial logistic regression on the one-hot LLM grade). A pair the judge
 did not grade, or every pair when there are no LLM grades, gets the pooled rates of the human grades on the judged
-pooled pairs. verdict_confidence.py turns these into the probability that each verdict holds (exact moments,
+pooled pairs. A judge's errors need not be the same everywhere (LLM judges favour documents that share the
+question's words, i.e. what a lexical candidate retrieves), so the pairs are grouped by which candidates retrieved
+them (A only, B only, both, ...) and a group with MIN_CALIBRATION calibration pairs of two grades or more is fitted
+on its own; the others use the pooled fit. verdict_confidence.py turns these into the probability that each verdict holds (exact moments,
 normal approximation). The calibration is used only once it rests on at least MIN_CALIBRATION judged pooled pairs
 holding at least two different grades: with fewer, or with people's grades all one value, it would call every
 unjudged pair certain and the stop would fire on nothing (the figure is then None and the text says why).
@@ -51,9 +54,11 @@ def pooled_pairs(rankings: Mapping[str, Mapping[str, Mapping[str, float]]], ques
 
 
 def grade_probabilities(human: Mapping[tuple[str, str], int], llm: Mapping[tuple[str, str], int],
-                        scale: Sequence[int]) -> Calibrated:
+                        scale: Sequence[int], strata: Mapping[tuple[str, str], str] | None = None) -> Calibrated:
     """P(grade | LLM grade) for every pair, fitted on ``human`` (the judged pooled pairs' human grades) against
-    ``llm`` (the judge's grades, any pairs); probability vectors aligned with sorted(scale) (module docstring)."""
+    ``llm`` (the judge's grades, any pairs); probability vectors aligned with sorted(scale) (module docstring).
+    ``strata`` (pair -> which candidates retrieved it): a stratum with MIN_CALIBRATION calibration pairs of two
+    grades or more gets its own fit, the others the pooled one."""
     grid = sorted(set(int(g) for g in scale))
     grades = [int(g) for g in human.values()]
     outside = sorted(set(grades) - set(grid))
@@ -71,13 +76,27 @@ def grade_probabilities(human: Mapping[tuple[str, str], int], llm: Mapping[tuple
     if len(pairs) >= MIN_CALIBRATION and len({h for _, h in pairs}) >= 2:
         cal = calibrate_relevance(pairs, scale=grid)
     rows = {g: _vector(cal, g, grid) for g in grid} if cal is not None else {}
+    own: dict[str, dict[int, list[float]]] = {}
+    if cal is not None and strata:
+        by: dict[str, list[tuple[int, int]]] = {}
+        for key, h in human.items():
+            if key in llm and int(llm[key]) in grid and key in strata:
+                by.setdefault(strata[key], []).append((int(llm[key]), int(h)))
+        for name, sp in by.items():
+            if len(sp) >= MIN_CALIBRATION and len({h for _, h in sp}) >= 2:
+                fit = calibrate_relevance(sp, scale=grid)
+                own[name] = {g: _vector(fit, g, grid) for g in grid}
 
     def probs(q: str, d: str) -> list[float]:
         g = llm.get((q, d))
-        return rows.get(int(g), base) if g is not None else base
+        if g is None:
+            return base
+        table = own.get(strata.get((q, d), ""), rows) if strata else rows
+        return table.get(int(g), base)
 
     why = (f"relevance probabilities from the LLM grade, calibrated on {len(pairs):,} judged pooled pairs"
-           if cal is not None else f"relevance probabilities: the human grades' rates on {len(grades):,} judged "
+           + (f" ({len(own)} group{'s' * (len(own) != 1)} of pairs by which candidates retrieved them fitted apart)"
+              if own else "") if cal is not None else f"relevance probabilities: the human grades' rates on {len(grades):,} judged "
                                    "pooled pairs (no LLM grade calibrated)")
     return Calibrated(probs, len(grades), len(pairs), cal, why)
 
@@ -112,7 +131,9 @@ def verdict_confidence(rankings: Mapping[str, Mapping[str, Mapping[str, float]]]
     ((question, document) -> grade); ``reached`` when all are at least ``level`` likely (module docstring)."""
     pool = pooled_pairs(rankings, sorted(qrels), k)
     human = {(q, d): int(g) for q, d in pool for g in [qrels[q].get(d)] if g is not None}
-    calibrated = grade_probabilities(human, llm or {}, scale)
+    tops = {n: {q: set(ranked_ids(r.get(q, {}))[:k]) for q in qrels} for n, r in rankings.items()}
+    strata = {(q, d): "+".join(n for n in rankings if d in tops[n][q]) for q, d in pool}
+    calibrated = grade_probabilities(human, llm or {}, scale, strata)
     if calibrated.probs is None:
         return ConfidenceReport([], level, calibrated)
     return ConfidenceReport(pair_confidence(rankings, qrels, scale, calibrated.probs, k), level, calibrated)
