@@ -90,3 +90,28 @@ def test_a_group_of_pairs_with_enough_calibration_pairs_is_fitted_on_its_own():
     assert cal.probs("q0", "u_dense") == pytest.approx([fit(keys[60:110]).p_grade(2, h) for h in SCALE], abs=1e-7)  # the optimizer's tolerance: pairs in another order
     assert cal.probs("q0", "u_both") == pytest.approx([fit(keys).p_grade(2, h) for h in SCALE], abs=1e-7)  # the optimizer's tolerance: pairs in another order
     assert "2 groups" in cal.why
+
+
+def test_more_questions_is_the_ppi_count_on_the_fully_judged_questions():
+    """`labels status`' "more questions": the questions whose every pooled pair people judged are the labelled
+    sample, the rest LLM-only, and the count is questions_to_resolve of the PPI++ paired difference on them."""
+    from runners.labels.pool.label_status import questions_to_resolve_pairs
+    from runners.labels.pool.verdict_bounds import ndcg
+    from runners.statistics.prediction_powered import ppi_paired_difference, questions_to_resolve
+
+    rng = np.random.default_rng(4)
+    rankings, truth, k = _collection(rng, n_queries=60, n_docs=20)
+    tops = {n: {q: sorted(r[q], key=r[q].get, reverse=True)[:k] for q in truth} for n, r in rankings.items()}
+    sample = sorted(truth)[:25]
+    human = {q: ({d: truth[q][d] for n in tops for d in tops[n][q]} if q in sample else {}) for q in truth}
+    llm = {(q, d): truth[q][d] if rng.random() < 0.8 else 0 for q in truth for n in tops for d in tops[n][q]}
+    got = questions_to_resolve_pairs(rankings, human, llm, k)
+    rest = sorted(truth)[25:]
+    judge = {q: {d: g for (qq, d), g in llm.items() if qq == q} for q in truth}
+    y = {n: [ndcg(tops[n][q], human[q], k) for q in sample] for n in tops}
+    yh = {n: [ndcg(tops[n][q], judge[q], k) for q in sample] for n in tops}
+    yu = {n: [ndcg(tops[n][q], judge[q], k) for q in rest] for n in tops}
+    est = ppi_paired_difference(y["good"], y["bad"], yh["good"], yh["bad"], yu["good"], yu["bad"])
+    assert got.count("good", "bad") == questions_to_resolve(est)
+    assert "25 questions" in got.basis
+    assert not questions_to_resolve_pairs(rankings, human, {}, k).counts  # no LLM grades: no figure
