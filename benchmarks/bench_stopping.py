@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling bench_judging_order (run as a file or by runpy)
 from bench_judging_order import from_config, generated, means, pooled, verdicts  # noqa: E402
 from runners.labels.pool.confidence_stop import verdict_confidence  # noqa: E402
 from runners.labels.pool.decisive_order import decisive_order  # noqa: E402
@@ -178,6 +179,7 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args()
     if args.smoke:
+        args.adversarial = 1
         run_case("generated (smoke)", lambda s: (*generated(s, n_queries=20, n_docs=40), "c2"), [0, 1, 2], args.k,
                  4, args.confidence, args)
         return
