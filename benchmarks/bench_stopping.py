@@ -117,7 +117,7 @@ def ppi_stop(rankings, truth, k, llm, seed, step, full):
                     done = False
         if done:
             return size[lab].sum() / size.sum(), tuple(signs) == full[1]
-    return 1.0, True
+    return 1.0, float("nan")  # never resolved before every question was judged: no verdict to compare
 
 
 def run_case(name, make, scale, k, draws, level, args):
@@ -149,22 +149,29 @@ def run_case(name, make, scale, k, draws, level, args):
     print(f"  {draws} draws in {time.time() - t0:.0f}s; pool {len(pool):,} pairs, {len(queries)} questions"
           + (" (one collection)" if args.config and name.startswith(args.config.name) else " (per draw)"))
     print(f"  {'judge':8s} {'kappa':>6s} {'draws':>6s} {'stop@' + format(level, '.0%'):>10s} {'agree':>7s} "
-          f"{'PPI random':>11s} {'agree':>7s}")
+          f"{'PPI random':>11s} {'agree':>7s} {'unresolved':>10s}")
     allrows = []
     for profile, rs in rows.items():
         a = np.array(rs, dtype=float)
         allrows.append(a)
-        print(f"  {profile:8s} {a[:, 4].mean():6.2f} {len(a):6d} {np.median(a[:, 0]):10.1%} {a[:, 1].mean():7.1%} "
-              f"{np.median(a[:, 2]):11.1%} {a[:, 3].mean():7.1%}")
-    a = np.concatenate(allrows)
-    print(f"  {'all':8s} {a[:, 4].mean():6.2f} {len(a):6d} {np.median(a[:, 0]):10.1%} {a[:, 1].mean():7.1%} "
-          f"{np.median(a[:, 2]):11.1%} {a[:, 3].mean():7.1%}")
+        _row(profile, a)
+    _row("all", np.concatenate(allrows))
     if adversarial:
         print(f"  adversarial stop (decisive order until the exact bounds settle every pair), {len(adversarial)} "
               f"draws: median {np.median(adversarial):.1%} of the pool")
     print("  stop@: median share of the pool people judged before every verdict was "
           f"{level:.0%} likely to hold; agree: stopped verdicts = full labels'; PPI random: median share judged "
-          "(every pooled pair of randomly drawn questions) until every PPI++ 95% interval excludes 0")
+          "(every pooled pair of randomly drawn questions) until every PPI++ 95% interval excludes 0, looked at "
+          "after every batch of questions (no correction for the repeated looks); agree among the draws it resolved; "
+          "unresolved: draws where some interval still held 0 with every question but one judged")
+
+
+def _row(name: str, a: np.ndarray) -> None:
+    """One line of the table: kappa, draws, the confidence stop and the PPI stop (agreement over resolved draws)."""
+    resolved = ~np.isnan(a[:, 3])
+    ppi_agree = f"{a[resolved, 3].mean():7.1%}" if resolved.any() else f"{'-':>7s}"
+    print(f"  {name:8s} {a[:, 4].mean():6.2f} {len(a):6d} {np.median(a[:, 0]):10.1%} {a[:, 1].mean():7.1%} "
+          f"{np.median(a[:, 2]):11.1%} {ppi_agree} {int((~resolved).sum()):10d}")
 
 
 def main() -> None:
