@@ -6,9 +6,11 @@ calibrated on the pooled pairs people have judged that the judge graded too (run
 relevance_calibration.py: a penalised multinomial logistic regression on the one-hot LLM grade). A pair the judge
 did not grade, or every pair when there are no LLM grades, gets the pooled rates of the human grades on the judged
 pooled pairs. A judge's errors need not be the same everywhere (LLM judges favour documents that share the
-question's words, i.e. what a lexical candidate retrieves), so the pairs are grouped by which candidates retrieved
-them (A only, B only, both, ...) and a group with MIN_CALIBRATION calibration pairs of two grades or more is fitted
-on its own; the others use the pooled fit. verdict_confidence.py turns these into the probability that each verdict holds (exact moments,
+question's words, i.e. what a lexical candidate retrieves) nor is relevance (a document some candidate ranks first
+is far likelier relevant than one at rank 8, and the decisive order judges the first kind first), so each pair
+belongs to two groups: which candidates retrieved it with the band of its best rank (1, 2-3, 4+), and the band
+alone. The most specific group with MIN_CALIBRATION calibration pairs of two grades or more gives its own fit; a
+pair in no such group gets the pooled fit. verdict_confidence.py turns these into the probability that each verdict holds (exact moments,
 normal approximation). The calibration is used only once it rests on at least MIN_CALIBRATION judged pooled pairs
 holding at least two different grades: with fewer, or with people's grades all one value, it would call every
 unjudged pair certain and the stop would fire on nothing (the figure is then None and the text says why).
@@ -54,7 +56,8 @@ def pooled_pairs(rankings: Mapping[str, Mapping[str, Mapping[str, float]]], ques
 
 
 def grade_probabilities(human: Mapping[tuple[str, str], int], llm: Mapping[tuple[str, str], int],
-                        scale: Sequence[int], strata: Mapping[tuple[str, str], str] | None = None) -> Calibrated:
+                        scale: Sequence[int],
+                        strata: Mapping[tuple[str, str], str | tuple[str, ...]] | None = None) -> Calibrated:
     """P(grade | LLM grade) for every pair, fitted on ``human`` (the judged pooled pairs' human grades) against
     ``llm`` (the judge's grades, any pairs); probability vectors aligned with sorted(scale) (module docstring).
     ``strata`` (pair -> which candidates retrieved it): a stratum with MIN_CALIBRATION calibration pairs of two
@@ -81,7 +84,8 @@ def grade_probabilities(human: Mapping[tuple[str, str], int], llm: Mapping[tuple
         by: dict[str, list[tuple[int, int]]] = {}
         for key, h in human.items():
             if key in llm and int(llm[key]) in grid and key in strata:
-                by.setdefault(strata[key], []).append((int(llm[key]), int(h)))
+                for name in _groups(strata[key]):
+                    by.setdefault(name, []).append((int(llm[key]), int(h)))
         for name, sp in by.items():
             if len(sp) >= MIN_CALIBRATION and len({h for _, h in sp}) >= 2:
                 fit = calibrate_relevance(sp, scale=grid)
@@ -91,7 +95,8 @@ def grade_probabilities(human: Mapping[tuple[str, str], int], llm: Mapping[tuple
         g = llm.get((q, d))
         if g is None:
             return base
-        table = own.get(strata.get((q, d), ""), rows) if strata else rows
+        table = next((own[n] for n in _groups(strata.get((q, d), ""))
+                      if n in own), rows) if strata else rows
         return table.get(int(g), base)
 
     why = (f"relevance probabilities from the LLM grade, calibrated on {len(pairs):,} judged pooled pairs"
@@ -99,6 +104,11 @@ def grade_probabilities(human: Mapping[tuple[str, str], int], llm: Mapping[tuple
               if own else "") if cal is not None else f"relevance probabilities: the human grades' rates on {len(grades):,} judged "
                                    "pooled pairs (no LLM grade calibrated)")
     return Calibrated(probs, len(grades), len(pairs), cal, why)
+
+
+def _groups(stratum: str | tuple[str, ...]) -> tuple[str, ...]:
+    """A pair's groups, the most specific first (a plain string: one group)."""
+    return (stratum,) if isinstance(stratum, str) else tuple(stratum)
 
 
 def _vector(cal: RelevanceCalibration, llm_grade: int, grid: list[int]) -> list[float]:
@@ -131,12 +141,25 @@ def verdict_confidence(rankings: Mapping[str, Mapping[str, Mapping[str, float]]]
     ((question, document) -> grade); ``reached`` when all are at least ``level`` likely (module docstring)."""
     pool = pooled_pairs(rankings, sorted(qrels), k)
     human = {(q, d): int(g) for q, d in pool for g in [qrels[q].get(d)] if g is not None}
-    tops = {n: {q: set(ranked_ids(r.get(q, {}))[:k]) for q in qrels} for n, r in rankings.items()}
-    strata = {(q, d): "+".join(n for n in rankings if d in tops[n][q]) for q, d in pool}
+    ranks = {n: {q: {d: i for i, d in enumerate(ranked_ids(r.get(q, {}))[:k])} for q in qrels}
+             for n, r in rankings.items()}
+    strata = {(q, d): _stratum_of(ranks, q, d) for q, d in pool}
     calibrated = grade_probabilities(human, llm or {}, scale, strata)
     if calibrated.probs is None:
         return ConfidenceReport([], level, calibrated)
     return ConfidenceReport(pair_confidence(rankings, qrels, scale, calibrated.probs, k), level, calibrated)
+
+
+def _depth(rank: int) -> str:
+    return "1" if rank == 0 else "2-3" if rank < 3 else "4+"
+
+
+def _stratum_of(ranks: Mapping[str, Mapping[str, Mapping[str, int]]], q: str, d: str) -> tuple[str, ...]:
+    """(which candidates retrieved it | its best rank's band, its best rank's band): the groups the calibration
+    is fitted on, the most specific first (module docstring)."""
+    found = [n for n in ranks if d in ranks[n][q]]
+    band = _depth(min(ranks[n][q][d] for n in found)) if found else "4+"
+    return ("+".join(found) + "|" + band, band)
 
 
 def holds_text(pc: PairConfidence | None, labels: Mapping[str, str]) -> str:
