@@ -76,7 +76,7 @@ def test_the_app_serves_the_re_planned_order_and_its_panel_without_a_reload(tmp_
         page.click("#verdicts summary")
         (pb,) = pair_bounds(top, qrels, scale, k)
         shown = page.inner_text("#pairs")
-        assert shown.startswith("settled" if pb.verdict in ("A", "B") else "open:"), shown
+        assert shown.startswith("settled" if pb.verdict in ("A", "B") else "worst case: open:"), shown
         if pb.verdict in ("A", "B") or pb.now != 0:  # the winner (or the one ahead now) is named, by its label
             ahead = "acme/one" if (pb.verdict == "A" or (pb.verdict == "open" and pb.now > 0)) else "acme/two"
             assert ahead in shown.split(" leads now")[0].split(" beats ")[0], shown

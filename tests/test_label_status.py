@@ -67,7 +67,7 @@ def test_cli_prints_the_bounds_and_a_verdict_that_follows_them(ran):
     assert (n == 0) if settled else (n is None or 0 < n <= body["unjudged_in_pool"]), p
     if not settled and n is not None:
         assert f"about {n:,} more judgment" in p["sentence"], p
-    assert p["sentence"].startswith(p["verdict"] + ":")
+    assert p["sentence"].removeprefix("worst case: ").startswith(p["verdict"] + ":")
     r = CliRunner().invoke(app, ["labels", "status", "-c", str(path)])
     assert r.exit_code == 0 and p["sentence"] in " ".join(r.output.split()), r.output
     r = CliRunner().invoke(app, ["labels", "status", "-c", str(path), "--models", "MiniLM"])
@@ -138,3 +138,34 @@ def test_stats_and_check_print_the_same_unjudged_mark(ran):
     qrels = task_collection(cfg.tasks[0], cfg).qrels["test"]
     for m in cfg.models:
         assert f" {unjudged_in_top(stored_rankings(cfg.results_path, m.results_name, TASK)[0], qrels):,} " in line
+
+
+def test_status_prints_how_likely_each_verdict_holds_and_how_many_more_questions(ran, monkeypatch):
+    """With LLM grades on the pool (here: the human grade where there is one, else 0) the status gives each verdict's
+    probability of holding (confidence_stop.py) and the random questions that would likely resolve it (PPI++)."""
+    import runners.labels.pool.confidence_stop as cs
+    import runners.labels.pool.label_status as ls
+
+    cfg, path = ran
+    human = task_collection(cfg.tasks[0], cfg, llm=False).qrels["test"]
+    names = [m.results_name for m in cfg.models]
+    tops = {n: stored_rankings(cfg.results_path, n, TASK)[0] for n in names}
+    llm = {(q, d): human[q].get(d, 0) for q in human for r in tops.values() for d in ranked_ids(r.get(q, {}))[:10]}
+    judged = sum(1 for q, d in llm if d in human[q])
+    monkeypatch.setattr(ls, "config_llm_grades", lambda bench, entry, split: llm)
+    monkeypatch.setattr(cs, "MIN_CALIBRATION", min(judged, 30))
+    st = label_status(cfg, names)
+    (pb,) = st.pairs
+    pc = st.confidence.of(pb.a, pb.b)
+    assert pc is not None and 0.5 <= pc.probability <= 1.0
+    assert "likely to hold" in st.sentence(pb) or pb.verdict != "open"
+    assert (pb.a, pb.b) in st.resolve.counts or "random sample" in st.resolve.basis
+    r = CliRunner().invoke(app, ["labels", "status", "-c", str(path), "--format", "json"])
+    (p,) = json.loads(r.output)["pairs"]
+    assert p["probability_holds"] == pytest.approx(pc.probability, abs=1e-12)
+    assert p["questions_to_resolve"] == st.resolve.count(pb.a, pb.b)
+    r = CliRunner().invoke(app, ["labels", "status", "-c", str(path)])
+    assert f"{pc.probability:.1%}" in r.output, r.output
+    n = st.resolve.count(pb.a, pb.b)
+    if (pb.a, pb.b) in st.resolve.counts:
+        assert ("never" if n is None else f"~{n:,}") in r.output

@@ -78,7 +78,7 @@ def test_each_grade_re_plans_the_items_still_open(served):
         (v,) = r["verdicts"]
         assert (v["lowest"], v["highest"]) == (pytest.approx(pb.low, abs=1e-12), pytest.approx(pb.high, abs=1e-12))
         assert v["settled"] == (pb.verdict in ("A", "B")) and v["sentence"].startswith(
-            "settled" if v["settled"] else "open")
+            "settled" if v["settled"] else "worst case: open")
     assert len(set(served_keys)) == len(grades)
     # items before the current one keep their places: going back shows what the rater graded
     assert [tuple(client.get(f"/api/item/{j}").json()["key"]) for j in range(len(grades))] == served_keys
@@ -98,3 +98,34 @@ def test_a_grade_for_a_pair_that_moved_is_refused(served):
     wrong = [k for k in (tuple(it.key) for it in session.items[2:]) if k != session.items[2].key][0]
     r = client.post("/api/judge", json={"index": 2, "key": list(wrong), "grade": 1})
     assert r.status_code == 409 and wrong not in session.judged
+
+
+@pytest.mark.parametrize("level", [0.6, 0.99])
+def test_the_panel_says_how_likely_each_verdict_holds_and_stops_at_the_configured_confidence(served, monkeypatch,
+                                                                                              level):
+    """With rankings and the judge's grades the panel gives each verdict's probability of holding, and its stop
+    line appears exactly when every verdict is at least `labels.confidence` likely (and not before)."""
+    import runners.labels.pool.confidence_stop as cs
+    from runners.labels.judging.live_plan import LivePlan
+    from runners.labels.pool.confidence_stop import verdict_confidence
+
+    client, session, rankings, qrels, cfg = served
+    monkeypatch.setattr(cs, "MIN_CALIBRATION", 2)
+    pool = sorted({(q, d) for q in qrels for r in rankings.values() for d in r[q]})
+    llm = {key: int(n % 3 == 0) for n, key in enumerate(pool)}
+    session.live = LivePlan(session.live.planner, ["A", "B"], {"A": "A", "B": "B"}, 5, rankings, llm, level)
+    i, seen = 0, []
+    for g in [2, 0, 1, 0, 0, 2, 1, 0, 0, 0, 1, 0]:
+        item = client.get(f"/api/item/{i}").json()
+        r = client.post("/api/judge", json={"index": i, "key": item["key"], "grade": g}).json()
+        qrels[item["key"][1]][item["key"][2]] = g
+        rep = verdict_confidence(rankings, qrels, sorted(cfg.grades), 5, llm, level)
+        (v,) = r["verdicts"]
+        if rep.pairs:
+            assert v["probability"] == pytest.approx(rep.pairs[0].probability, abs=1e-12)
+            assert v["settled"] or "likely to hold" in v["sentence"]
+        assert (v["stop"] is not None) == rep.reached
+        seen.append(rep.reached)
+        i = r["next"]
+    assert v["probability"] is not None
+    assert seen[-1] or level > 0.9, seen  # on these grades 0.6 is reached by the last grade

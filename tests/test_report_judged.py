@@ -85,7 +85,7 @@ def test_labels_section_shows_coverage_raters_and_agreement(tmp_path, monkeypatc
     (p,) = label_status(bench, ["acme/base", "acme/new"]).pairs
     assert "could the unjudged pairs change the verdict?" in section
     assert f"| Base | New | {p.now:+.4f} | {p.low:+.4f} | {p.high:+.4f} | {p.unjudged:,} |" in section, section
-    assert ("Settled: " if p.verdict in ("A", "B") else "Open: ") in section
+    assert ("Settled: " if p.verdict in ("A", "B") else "Worst case: open: ") in section
     assert "Two raters agree" in section and "of them differ by two grades" in section
     monkeypatch.setenv("PRIVATE_MTEB_PROJECT", str(tmp_path / "other"))
     empty = render(build_report(_bench(tmp_path / "other", new_judged=False), with_public=False), "md")

@@ -176,7 +176,9 @@ def register(app: typer.Typer) -> None:
                                          seed)
             console.print(Text("order: decisive, re-planned after every grade from the candidates' rankings "
                                "(runners/labels/pool/replan_order.py); the page's panel says which verdicts are "
-                               "settled"), highlight=False)
+                               "settled, how likely each is to hold, and when every one reaches "
+                               f"labels.confidence ({bench.labels.confidence:.0%}): judging can stop there"),
+                          highlight=False)
         if not adjudicate:
             _unverified_hint(cfg)
         run_server(s, host, port, announce)

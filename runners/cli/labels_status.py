@@ -45,13 +45,18 @@ def register(app: typer.Typer) -> None:
 
             print_json(st.as_dict())
             return
-        t = Table("A", "B", f"nDCG@{k} A−B now", "lowest", "highest", "unjudged", "to settle",
+        t = Table("A", "B", f"nDCG@{k} A−B now", "lowest", "highest", "unjudged", "to settle", "likely to hold",
+                  "more questions",
                   title=f"{st.task} — could the unjudged pairs change the verdict? ({split} split, "
                         f"{st.pool:,} unjudged pairs in the candidates' top-{k})")
         for p in st.pairs:
             n = st.to_settle.get((p.a, p.b))
+            pc = st.confidence.of(p.a, p.b)
+            more = st.resolve.count(p.a, p.b) if (p.a, p.b) in st.resolve.counts else "—"
             t.add_row(st.labels[p.a], st.labels[p.b], f"{p.now:+.4f}", f"{p.low:+.4f}", f"{p.high:+.4f}",
-                      f"{p.unjudged:,}", "settled" if n == 0 else "never" if n is None else f"~{n:,}")
+                      f"{p.unjudged:,}", "settled" if n == 0 else "never" if n is None else f"~{n:,}",
+                      "—" if pc is None else f"{pc.probability:.1%}",
+                      "never" if more is None else more if isinstance(more, str) else f"~{more:,}")
         console.print(t)
         for p in st.pairs:
             console.print(Text(st.sentence(p)), highlight=False)
@@ -61,3 +66,9 @@ def register(app: typer.Typer) -> None:
                            "To settle: judgments in the decisive order (`labels plan --order decisive`) until the bounds exclude 0, if each is "
                            "graded as today's scores count it (not relevant): a projection, redone as grades arrive."),
                       style="dim", highlight=False)
+        c = st.confidence
+        stop = (f"every verdict is at least {c.level:.0%} likely to hold: judging can stop (labels.confidence)"
+                if c.reached else f"not every verdict is {c.level:.0%} likely to hold yet (labels.confidence)")
+        console.print(Text(f"Likely to hold: {c.calibrated.why}; pairs taken as independent given their LLM grade. "
+                           f"{stop if c.pairs else ''} More questions: {st.resolve.basis}.".replace("  ", " "),
+                           style="dim"), highlight=False)

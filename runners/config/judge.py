@@ -57,16 +57,19 @@ class JudgeOptions(BaseModel):
 
 
 class LabelsOptions(BaseModel):
-    """`labels: {use_llm: false | fill_unjudged | prediction_powered}`: which grades scores and verdicts rest on.
+    """`labels: {use_llm: false | fill_unjudged | prediction_powered, confidence: 0.95}`: which grades scores and
+    verdicts rest on, and how likely each verdict must be to hold before the decisive order says judging can stop.
 
     ``fill_unjudged``: the judge's grades fill the pairs no human graded, and scores are computed on them (a new
     data revision). ``prediction_powered``: scores stay on human grades; `stats`, `check` and the report add
     prediction-powered estimates and verdicts (runners/labels/judge/ppi_verdicts.py) from the judge's grades on the
-    pool and people's grades on the random sample `labels plan --order sample` drew."""
+    pool and people's grades on the random sample `labels plan --order sample` drew. ``confidence``: the stopping
+    rule's level (issue 47: runners/labels/pool/confidence_stop.py)."""
 
     model_config = ConfigDict(extra="forbid")
 
     use_llm: Literal[False, "fill_unjudged", "prediction_powered"] = False
+    confidence: float = Field(0.95, gt=0.5, lt=1.0)
 
     @property
     def fills(self) -> bool:

@@ -8,8 +8,11 @@ their places (← goes back to what the rater saw). The page names the pair it g
 whose pair is no longer at that place, so a re-plan can never put a grade on another pair.
 
 The status panel: for each pair of candidates, settled or open by the exact bounds of verdict_bounds.py over the
-pairs still unjudged, with the labels known (the task's, plus this rater's grades; other raters' files count once
-merged, as everywhere else).
+pairs still unjudged (named the worst case), with the labels known (the task's, plus this rater's grades; other
+raters' files count once merged, as everywhere else), and how likely the verdict is to hold (issue 47:
+runners/labels/pool/confidence_stop.py, the config judge's LLM grades calibrated on the judged pooled pairs). Once
+every verdict is at least `labels: {confidence}` likely to hold (default 95%) the panel says judging can stop: the
+decisive order is served until then (the items after it stay, for a team that wants the worst case settled).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...statistics.per_query import label_of
+from ..pool.confidence_stop import DEFAULT_CONFIDENCE, config_llm_grades, holds_text, verdict_confidence
 from ..pool.judged import stored_rankings, task_collection
 from ..pool.replan_order import Replanner
 from ..pool.verdict_bounds import EPS
@@ -27,8 +31,14 @@ from .session import JudgingSession
 class LivePlan:
     """The Replanner of one judging session, and how it reorders the session's items."""
 
-    def __init__(self, planner: Replanner, names: Sequence[str], labels: Mapping[str, str], k: int) -> None:
+    def __init__(self, planner: Replanner, names: Sequence[str], labels: Mapping[str, str], k: int,
+                 rankings: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
+                 llm: Mapping[tuple[str, str], int] | None = None, level: float = DEFAULT_CONFIDENCE) -> None:
+        """`rankings`, `llm` (the judge's grades) and `level` (labels.confidence): for how likely each verdict is
+        to hold and the stop (runners/labels/pool/confidence_stop.py); without rankings the panel gives the bounds
+        only."""
         self.planner, self.names, self.labels, self.k = planner, list(names), dict(labels), k
+        self.rankings, self.llm, self.level = rankings, dict(llm or {}), level
 
     @classmethod
     def for_config(cls, bench: Any, entry: str, models: Sequence[str], session: JudgingSession, k: int = 10,
@@ -41,7 +51,8 @@ class LivePlan:
                 qrels[q][d] = int(j.grade)
         rankings = {m: stored_rankings(bench.results_path, m, collection.name, split)[0] for m in models}
         planner = Replanner(rankings, qrels, sorted(session.cfg.grades), k, seed=seed)
-        plan = cls(planner, models, {m: label_of(bench.results_path, m) for m in models}, k)
+        plan = cls(planner, models, {m: label_of(bench.results_path, m) for m in models}, k, rankings,
+                   config_llm_grades(bench, entry, split), bench.labels.confidence)
         plan.reorder(session, -1)
         return plan
 
@@ -64,9 +75,16 @@ class LivePlan:
         self.reorder(session, i)
 
     def status(self) -> list[dict[str, Any]]:
-        """For the panel: each pair, its difference now, bounds and 'settled' / 'open' sentence."""
+        """For the panel: each pair, its difference now, bounds, 'settled' / 'worst case: open' sentence, how likely
+        its verdict is to hold, and ``stop`` (the same line on every pair) once every verdict is at least the
+        configured confidence likely: the decisive order is served until then."""
         out = []
         totals = self.planner.totals()
+        conf = (verdict_confidence({n: self.rankings[n] for n in self.names}, self.planner.labels,
+                                   self.planner.scale, self.k, self.llm, self.level)
+                if self.rankings is not None else None)
+        stop = (f"every verdict is at least {self.level:.0%} likely to hold: judging can stop here "
+                "(labels.confidence)" if conf is not None and conf.reached else None)
         for p, (i, j) in enumerate(self.planner.pairs):
             now, low, high = (float(x) for x in totals[p])
             a, b = self.labels[self.names[i]], self.labels[self.names[j]]
@@ -75,7 +93,13 @@ class LivePlan:
                 text = f"settled: {win} beats {lose} whatever the unjudged pairs are"
             else:
                 lead = a if now > 0 else b if now < 0 else None
-                text = f"open: {lead + ' leads now; ' if lead else 'tied now; '}the unjudged pairs could reverse it"
+                text = (f"worst case: open: {lead + ' leads now; ' if lead else 'tied now; '}the unjudged pairs "
+                        "could reverse it")
+            pc = conf.of(self.names[i], self.names[j]) if conf is not None else None
+            likely = holds_text(pc, self.labels)
+            if likely and not text.startswith("settled"):
+                text += f"; {likely}"
             out.append({"a": a, "b": b, "difference": now, "lowest": low, "highest": high,
-                        "settled": text.startswith("settled"), "sentence": text})
+                        "settled": text.startswith("settled"), "sentence": text,
+                        "probability": None if pc is None else pc.probability, "stop": stop})
         return out

@@ -81,11 +81,14 @@ let state = null, cur = 0, busy = false, saved = 0, curKey = null;
 function showVerdicts(v) {  // labels serve -c CONFIG: settled / open per pair of candidates (live_plan.py)
   if (!v) return;
   $('verdicts').hidden = false;
+  const stop = v.length && v[0].stop ? [v[0].stop] : [];  // every verdict at the configured confidence
   $('pairs').replaceChildren(...v.map(p => {
     const li = document.createElement('li'); li.textContent = p.sentence;
     li.className = p.settled ? 'settled' : 'open'; return li;
-  }));
+  }), ...stop.map(t => { const li = document.createElement('li'); li.textContent = t; li.className = 'stop';
+                         return li; }));
   document.body.dataset.settled = String(v.filter(p => p.settled).length);
+  document.body.dataset.stop = String(stop.length > 0);
 }
 function minutes(s) { return s >= 3600 ? (s / 3600).toFixed(1) + ' h' : Math.max(1, Math.round(s / 60)) + ' min'; }
 function showProgress(p) {
