@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from custom_tasks.errors import ConfigError
-from fake_embeddings import FakeEmbeddings, fake_vector
+from fake_embeddings import FakeEmbeddings, fake_vector, served  # noqa: F401  (served: a fixture)
 from runners.cli import app
 from conftest import TINY_YAML as TINY
 from runners.config.model_spec import ModelSpec
@@ -21,19 +21,6 @@ from runners.config.model_spec import ModelSpec
 runner = CliRunner()
 
 
-@pytest.fixture
-def served():
-    servers = []
-
-    def start(fake: FakeEmbeddings) -> str:
-        server, url = fake.start()
-        servers.append(server)
-        return url
-
-    yield start
-    for s in servers:
-        s.shutdown()
-        s.server_close()
 
 
 def _free_port() -> int:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import json
 
 from conftest import REPO, TINY_YAML, write_benchmark
-from fake_embeddings import FakeEmbeddings
+from fake_embeddings import FakeEmbeddings, served  # noqa: F401  (served: a fixture)
 from runners.cli import app
 from runners.config.model_spec import ModelSpec
 
@@ -20,19 +20,6 @@ runner = CliRunner()
 SIDES = {"query": {"input_type": "query"}, "document": {"input_type": "passage"}}
 
 
-@pytest.fixture
-def served():
-    servers = []
-
-    def start(fake: FakeEmbeddings) -> str:
-        server, url = fake.start()
-        servers.append(server)
-        return url
-
-    yield start
-    for s in servers:
-        s.shutdown()
-        s.server_close()
 
 
 def spec(url: str, **endpoint) -> ModelSpec:

@@ -36,13 +36,7 @@ def make_plan(keys: list[Key], raters: list[str], overlap: float, seed: int = 0,
     """rater -> their items; ``overlap`` of the items (rounded up) go to two raters. With ``order`` (the decisive
     order, runners/labels/pool/decisive_order.py) the items are dealt in that order instead of shuffled, so each
     rater's share keeps it and the first items (the most decisive) are the ones two raters grade."""
-    raters = [check_rater_name(r) for r in raters]
-    if len(set(r.lower() for r in raters)) != len(raters):
-        raise AnalysisError(f"--raters {','.join(raters)}: a name is given twice")
-    if not 0 <= overlap <= 1:
-        raise AnalysisError(f"--overlap {overlap}: give a share between 0 and 1, e.g. 0.2")
-    if overlap > 0 and len(raters) < 2:
-        raise AnalysisError("--overlap needs at least two raters (--raters ana,bo)")
+    raters = _checked_raters(raters, overlap)
     ordered = sorted(set(keys))
     perm = np.random.default_rng([int(seed), 7]).permutation(len(ordered))
     if order is not None:
@@ -60,11 +54,8 @@ def make_plan(keys: list[Key], raters: list[str], overlap: float, seed: int = 0,
     return share
 
 
-def make_sample_plan(keys: list[Key], raters: list[str], overlap: float) -> dict[str, list[Key]]:
-    """rater -> their items for `--order sample`: ``keys`` (the sampled questions' pooled pairs, in the drawn order)
-    dealt a whole question at a time, so one person grades every pair of a question together and a question is
-    judged whole as soon as its rater is through it; the first ``ceil(overlap * questions)`` questions go to two
-    raters. Each question goes to the rater(s) with the fewest pairs so far (ties in the raters' order)."""
+def _checked_raters(raters: list[str], overlap: float) -> list[str]:
+    """The raters' names checked (each a valid, distinct name) with the share of items two of them grade."""
     raters = [check_rater_name(r) for r in raters]
     if len(set(r.lower() for r in raters)) != len(raters):
         raise AnalysisError(f"--raters {','.join(raters)}: a name is given twice")
@@ -72,6 +63,15 @@ def make_sample_plan(keys: list[Key], raters: list[str], overlap: float) -> dict
         raise AnalysisError(f"--overlap {overlap}: give a share between 0 and 1, e.g. 0.2")
     if overlap > 0 and len(raters) < 2:
         raise AnalysisError("--overlap needs at least two raters (--raters ana,bo)")
+    return raters
+
+
+def make_sample_plan(keys: list[Key], raters: list[str], overlap: float) -> dict[str, list[Key]]:
+    """rater -> their items for `--order sample`: ``keys`` (the sampled questions' pooled pairs, in the drawn order)
+    dealt a whole question at a time, so one person grades every pair of a question together and a question is
+    judged whole as soon as its rater is through it; the first ``ceil(overlap * questions)`` questions go to two
+    raters. Each question goes to the rater(s) with the fewest pairs so far (ties in the raters' order)."""
+    raters = _checked_raters(raters, overlap)
     questions: dict[tuple[str, str], list[Key]] = {}
     for k in keys:
         questions.setdefault((k[0], k[1]), []).append(k)
