@@ -66,3 +66,20 @@ def pytest_sessionfinish(session, exitstatus):
         for rep in skipped:
             reporter.write_line(f"required test skipped: {rep.nodeid}: {rep.longrepr[-1] if rep.longrepr else ''}")
         session.exitstatus = 1
+
+
+@pytest.fixture
+def served():
+    """Start fake HTTP servers (tests/fake_embeddings.py, tests/fake_judge.py: anything whose ``start()`` returns
+    (server, url)) and shut every one down after the test: ``url = served(FakeEmbeddings(...))``."""
+    servers = []
+
+    def start(fake) -> str:  # noqa: ANN001 - any fake server
+        server, url = fake.start()
+        servers.append(server)
+        return url
+
+    yield start
+    for s in servers:
+        s.shutdown()
+        s.server_close()

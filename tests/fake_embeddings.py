@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
-import pytest
 
 
 def fake_vector(seed: int, text: str, dim: int = 16) -> np.ndarray:
@@ -116,19 +115,3 @@ class FakeEmbeddings:
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, daemon=True).start()
         return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
-
-
-# the fake servers a test started, shut down after it: `served(FakeEmbeddings(...))` -> the server's URL
-@pytest.fixture
-def served():
-    servers = []
-
-    def start(fake: FakeEmbeddings) -> str:
-        server, url = fake.start()
-        servers.append(server)
-        return url
-
-    yield start
-    for s in servers:
-        s.shutdown()
-        s.server_close()

@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from custom_tasks.errors import ConfigError
-from fake_embeddings import FakeEmbeddings, fake_vector, served  # noqa: F401  (served: a fixture)
+from fake_embeddings import FakeEmbeddings, fake_vector
 from runners.cli import app
 from conftest import TINY_YAML as TINY
 from runners.config.model_spec import ModelSpec

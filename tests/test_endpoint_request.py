@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import json
 
 from conftest import REPO, TINY_YAML, write_benchmark
-from fake_embeddings import FakeEmbeddings, served  # noqa: F401  (served: a fixture)
+from fake_embeddings import FakeEmbeddings
 from runners.cli import app
 from runners.config.model_spec import ModelSpec
 

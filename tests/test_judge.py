@@ -69,21 +69,6 @@ def judge(cfg: Path, pool: Path, *extra: str) -> dict:
     return json.loads(r.stdout)
 
 
-@pytest.fixture
-def served():
-    servers = []
-
-    def start(fake: FakeJudge) -> str:
-        server, url = fake.start()
-        servers.append(server)
-        return url
-
-    yield start
-    for s in servers:
-        s.shutdown()
-        s.server_close()
-
-
 def test_retries_unrateable_and_counts(tiny, tmp_path, served) -> None:
     task_yaml, c = tiny
     pool = write_pool(tmp_path, c)

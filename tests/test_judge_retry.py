@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from custom_tasks.llm_labels import llm_labels_path, read_llm_labels
 from fake_judge import FakeJudge
 from runners.cli import app
-from test_judge import bench, judge, pair_texts, served, tiny, truth_rule, write_pool  # noqa: F401 - fixtures
+from test_judge import bench, judge, pair_texts, tiny, truth_rule, write_pool  # noqa: F401 - fixtures
 
 runner = CliRunner()
 
