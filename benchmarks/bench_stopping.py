@@ -37,6 +37,7 @@ from bench_judging_order import from_config, generated, means, pooled, verdicts 
 from runners.labels.pool.confidence_stop import verdict_confidence  # noqa: E402
 from runners.labels.pool.decisive_order import decisive_order  # noqa: E402
 from runners.labels.pool.judged import ranked_ids  # noqa: E402
+from runners.labels.pool.replan_order import Replanner  # noqa: E402
 from runners.labels.pool.verdict_bounds import ndcg, pair_bounds  # noqa: E402
 from runners.statistics.prediction_powered import ppi_paired_difference  # noqa: E402
 
@@ -64,14 +65,23 @@ def judge(truth, pool, scale, profile, lexical_top, rng):
     return out
 
 
-def confidence_stop(rankings, truth, scale, k, llm, seed, level, batch, full, order):
+def confidence_stop(rankings, truth, scale, k, llm, seed, level, batch, full, order, replanned=False):
+    """(share of the pool judged at the stop, stopped verdicts = full labels'): grades revealed in ``order`` (the
+    static decisive order), or, ``replanned``, each batch the re-planned order's first (what `labels serve -c`
+    serves: runners/labels/pool/replan_order.py)."""
     queries = sorted(truth)
     pool = pooled(rankings, queries, k)
     in_pool = set(pool)
     known = {q: {d: g for d, g in truth[q].items() if (q, d) not in in_pool} for q in queries}
+    planner = Replanner(rankings, known, scale, k, seed=seed) if replanned else None
+    order = list(order)
     for n in range(batch, len(order) + batch, batch):
+        if planner is not None:
+            order[n - batch:] = [(w.query_id, w.doc_id) for w in planner.order()]
         for q, d in order[n - batch:n]:
             known[q][d] = truth[q].get(d, 0)
+            if planner is not None:
+                planner.grade(q, d, known[q][d])
         rep = verdict_confidence(rankings, known, scale, k, llm, level)
         if rep.reached or n >= len(order):
             signs = tuple({"A": 1, "B": -1, None: 0}[pc.leader] for pc in rep.pairs)
@@ -137,7 +147,8 @@ def run_case(name, make, scale, k, draws, level, args):
         llm = judge(truth, pool, scale, profile, lex_top, rng)
         order = [(w.query_id, w.doc_id) for w in decisive_order(rankings, {q: {} for q in queries}, k, seed=seed)]
         batch = max(10, len(pool) // args.looks)
-        share, ok = confidence_stop(rankings, truth, scale, k, llm, seed, level, batch, full, order)
+        share, ok = confidence_stop(rankings, truth, scale, k, llm, seed, level, batch, full, order,
+                                    args.order == "replanned")
         pshare, pok = ppi_stop(rankings, truth, k, llm, seed, max(2, len(queries) // args.looks), full)
         tv = np.array([truth[q].get(dd, 0) for q, dd in pool])
         lv = np.array([llm[(q, dd)] for q, dd in pool])
@@ -181,6 +192,9 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--looks", type=int, default=100, help="looks at the verdicts over the whole pool")
+    ap.add_argument("--order", choices=("static", "replanned"), default="static",
+                    help="the judging order the stop is simulated on: the static decisive order, or re-planned after "
+                         "every batch (what `labels serve -c CONFIG` serves)")
     ap.add_argument("--adversarial", type=int, default=3, help="draws that also run the adversarial stop")
     ap.add_argument("-k", type=int, default=10)
     ap.add_argument("--smoke", action="store_true")

@@ -17,6 +17,13 @@ from .common import config_option, console, friendly_errors, load_config, offlin
 from .labels_judge import config_models
 
 
+def _held(p: float) -> str:
+    """The verdicts' chance to hold all together as text, e.g. 'together: at least 93%' (ConfidenceReport.together)."""
+    from ..labels.pool.confidence_stop import likely_percent
+
+    return f"together: at least {likely_percent(p)}"
+
+
 def register(app: typer.Typer) -> None:
     """Add `status` to the `labels` sub-app."""
 
@@ -67,8 +74,10 @@ def register(app: typer.Typer) -> None:
                            "graded as today's scores count it (not relevant): a projection, redone as grades arrive."),
                       style="dim", highlight=False)
         c = st.confidence
-        stop = (f"every verdict is at least {c.level:.0%} likely to hold: judging can stop (labels.confidence)"
-                if c.reached else f"not every verdict is {c.level:.0%} likely to hold yet (labels.confidence)")
+        stop = (f"the verdicts are at least {c.level:.0%} likely to hold all together ({_held(c.together)}): judging "
+                "can stop (labels.confidence)" if c.reached else
+                f"the verdicts are not yet {c.level:.0%} likely to hold all together ({_held(c.together)}; "
+                "labels.confidence)")
         console.print(Text(f"Likely to hold: {c.calibrated.why}; pairs taken as independent given their LLM grade. "
                            f"{stop if c.pairs else ''} More questions: {st.resolve.basis}.".replace("  ", " "),
                            style="dim"), highlight=False)

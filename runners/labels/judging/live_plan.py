@@ -83,7 +83,7 @@ class LivePlan:
         conf = (verdict_confidence({n: self.rankings[n] for n in self.names}, self.planner.labels,
                                    self.planner.scale, self.k, self.llm, self.level)
                 if self.rankings is not None else None)
-        stop = (f"every verdict is at least {self.level:.0%} likely to hold: judging can stop here "
+        stop = (f"the verdicts are at least {self.level:.0%} likely to hold all together: judging can stop here "
                 "(labels.confidence)" if conf is not None and conf.reached else None)
         for p, (i, j) in enumerate(self.planner.pairs):
             now, low, high = (float(x) for x in totals[p])

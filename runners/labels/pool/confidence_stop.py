@@ -31,7 +31,8 @@ from typing import Any
 
 from ...statistics.relevance_calibration import RelevanceCalibration, calibrate_relevance
 from .judged import ranked_ids
-from .verdict_confidence import GradeProbs, PairConfidence, pair_confidence
+from .calibration_posterior import DEFAULT_DRAWS, calibration_draws
+from .verdict_confidence import GradeProbs, PairConfidence, pair_confidence_averaged
 
 #: judged pooled pairs the calibration needs before any probability is stated
 MIN_CALIBRATION = 30
@@ -124,9 +125,16 @@ class ConfidenceReport:
     calibrated: Calibrated
 
     @property
+    def together(self) -> float:
+        """How likely every verdict is to hold at once, at least: 1 - the sum of each verdict's chance to fail (the
+        union bound, true whatever their dependence). A team acts on all the verdicts, so the stop asks this of them
+        all together: three verdicts each 95% likely may all hold only 85% of the time."""
+        return max(0.0, 1.0 - sum(1.0 - pc.probability for pc in self.pairs)) if self.pairs else 0.0
+
+    @property
     def reached(self) -> bool:
-        """Every verdict at least ``level`` likely to hold (never without calibrated probabilities)."""
-        return bool(self.pairs) and all(pc.probability >= self.level for pc in self.pairs)
+        """The verdicts at least ``level`` likely to hold all together (never without calibrated probabilities)."""
+        return bool(self.pairs) and self.together >= self.level
 
     def of(self, a: str, b: str) -> PairConfidence | None:
         """The pair (a, b)'s figure, if computed."""
@@ -136,9 +144,11 @@ class ConfidenceReport:
 def verdict_confidence(rankings: Mapping[str, Mapping[str, Mapping[str, float]]],
                        qrels: Mapping[str, Mapping[str, int]], scale: Sequence[int], k: int = 10,
                        llm: Mapping[tuple[str, str], int] | None = None,
-                       level: float = DEFAULT_CONFIDENCE) -> ConfidenceReport:
+                       level: float = DEFAULT_CONFIDENCE, draws: int = DEFAULT_DRAWS,
+                       seed: int = 0) -> ConfidenceReport:
     """How likely each pair's verdict is to hold, from the judged pooled pairs and the judge's grades ``llm``
-    ((question, document) -> grade); ``reached`` when all are at least ``level`` likely (module docstring)."""
+    ((question, document) -> grade); ``reached`` when all are at least ``level`` likely (module docstring). The
+    probability averages over ``draws`` draws of the calibration itself (calibration_posterior.py, seeded)."""
     pool = pooled_pairs(rankings, sorted(qrels), k)
     human = {(q, d): int(g) for q, d in pool for g in [qrels[q].get(d)] if g is not None}
     ranks = {n: {q: {d: i for i, d in enumerate(ranked_ids(r.get(q, {}))[:k])} for q in qrels}
@@ -147,7 +157,9 @@ def verdict_confidence(rankings: Mapping[str, Mapping[str, Mapping[str, float]]]
     calibrated = grade_probabilities(human, llm or {}, scale, strata)
     if calibrated.probs is None:
         return ConfidenceReport([], level, calibrated)
-    return ConfidenceReport(pair_confidence(rankings, qrels, scale, calibrated.probs, k), level, calibrated)
+    posterior = calibration_draws(human, llm or {}, sorted(set(int(g) for g in scale)), strata, draws, seed)
+    return ConfidenceReport(pair_confidence_averaged(rankings, qrels, scale, posterior.tables, posterior.cell_of, k),
+                            level, calibrated)
 
 
 def _depth(rank: int) -> str:
@@ -168,10 +180,10 @@ def holds_text(pc: PairConfidence | None, labels: Mapping[str, str]) -> str:
         return ""
     a, b = labels.get(pc.a, pc.a), labels.get(pc.b, pc.b)
     side = {"A": f"{a} beats {b}", "B": f"{b} beats {a}", None: f"{a} and {b} tie"}[pc.leader]
-    return f"{side}: {_percent(pc.probability)} likely to hold"
+    return f"{side}: {likely_percent(pc.probability)} likely to hold"
 
 
-def _percent(p: float) -> str:
+def likely_percent(p: float) -> str:
     """A probability as a percent that never rounds up to a certainty it is not (99.96% -> '>99.9%')."""
     if p >= 1.0:
         return "100%"

@@ -134,12 +134,18 @@ class LabelStatus:
                            "questions_to_resolve": self.resolve.count(p.a, p.b),
                            "sentence": self.sentence(p)} for p in self.pairs],
                 "confidence": {"level": self.confidence.level, "reached": self.confidence.reached,
+                               "together": _probability_of(self.confidence),
                                "basis": self.confidence.calibrated.why},
                 "random_sample": self.resolve.basis}
 
 
 def _probability(pc: Any) -> float | None:
     return None if pc is None else pc.probability
+
+
+def _probability_of(report: ConfidenceReport) -> float | None:
+    """How likely the verdicts hold all together, at least (None without calibrated probabilities)."""
+    return report.together if report.pairs else None
 
 
 def label_status(bench: BenchmarkConfig, models: Sequence[str], task: str | None = None, split: str = "test",

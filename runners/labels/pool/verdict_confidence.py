@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import erfc
 
 from ...statistics.analysis_errors import AnalysisError
 from .judged import ranked_ids
@@ -42,6 +43,8 @@ from .verdict_bounds import EPS, discounts
 #: (question, document) -> probability of each grade of the scale (aligned with sorted(scale)), summing to 1
 GradeProbs = Callable[[str, str], Sequence[float]]
 METHODS = ("normal", "mc")
+#: posterior draws whose questions share one vectorized pass (pair_confidence_averaged)
+STACKED = 4
 
 
 @dataclass
@@ -77,6 +80,7 @@ class _Prepared:
                  pairs: Sequence[tuple[int, int]]) -> None:
         grid = sorted(set(int(g) for g in scale))
         self.levels = np.array([g for g in grid if g > 0][::-1], dtype=np.float64)  # highest first
+        self.level_cols = [grid.index(int(g)) for g in self.levels]  # their columns in a scale-aligned vector
         if self.levels.size == 0:
             raise AnalysisError(f"the grade scale {grid} has no positive grade: nothing can be relevant")
         col = {g: grid.index(g) for g in grid}
@@ -85,11 +89,13 @@ class _Prepared:
         self.queries = sorted(qrels)
         q_n, m = len(self.queries), self.levels.size
         per_q = []
+        self.unjudged: list[list[str]] = []
         for q in self.queries:
             labels = qrels[q]
             tops = [ranked_ids(rankings[n].get(q, {}))[:k] for n in names]
             rank = [{d: float(disc[r]) for r, d in enumerate(t)} for t in tops]
             docs = sorted({d for t in tops for d in t if d not in labels})
+            self.unjudged.append(docs)
             p = np.zeros((len(docs), m))
             for i, d in enumerate(docs):
                 row = np.asarray(probs(q, d), dtype=np.float64)
@@ -128,6 +134,16 @@ class _Prepared:
         upto = np.minimum(np.cumsum(counts, axis=1), k)
         before = np.concatenate([np.zeros((len(vectors), 1), dtype=np.int64), upto[:, :-1]], axis=1)
         return ((cum_disc[upto] - cum_disc[before]) * np.array(values)).sum(axis=1).reshape((cap + 1,) * m)
+
+
+    def with_cells(self, tables: np.ndarray, cell_of: Mapping[tuple[str, str], int]) -> list[np.ndarray]:
+        """The padded probability array of each draw in ``tables`` [draw, cell, grade of the scale]: each unjudged
+        pair takes its cell's row (calibration_posterior.py), the padding stays grade 0 for sure."""
+        cells = np.full((len(self.queries), self.n_docs), -1, dtype=np.int64)
+        for qi, (q, docs) in enumerate(zip(self.queries, self.unjudged)):
+            cells[qi, :len(docs)] = [cell_of[(q, d)] for d in docs]
+        pos = tables[:, :, self.level_cols]  # [draw, cell, level]
+        return [np.where(cells[..., None] >= 0, pos[b][np.maximum(cells, 0)], 0.0) for b in range(len(tables))]
 
 
 def _shift(x: np.ndarray, axis: int, cap: int) -> np.ndarray:
@@ -233,3 +249,44 @@ def pair_confidence(rankings: Mapping[str, Mapping[str, Mapping[str, float]]],
                 p_b[p] = 1.0 - p_a[p]
     return [PairConfidence(names[i], names[j], float(now[p]), float(mean[p]), float(sd[p]), float(p_a[p]),
                            float(p_b[p])) for p, (i, j) in enumerate(pairs)]
+
+
+def pair_confidence_averaged(rankings: Mapping[str, Mapping[str, Mapping[str, float]]],
+                             qrels: Mapping[str, Mapping[str, int]], scale: Sequence[int], tables: np.ndarray,
+                             cell_of: Mapping[tuple[str, str], int], k: int = 10) -> list[PairConfidence]:
+    """As pair_confidence (``normal``), with the grade probabilities themselves uncertain: ``tables`` holds draws of
+    each cell's probabilities (calibration_posterior.py), ``cell_of`` each unjudged pair's cell. P(A ahead) is the
+    average over the draws of each draw's normal probability (the law of total probability); mean and sd are the
+    difference's over both layers (sd: within-draw variance averaged plus the variance of the draws' means)."""
+    names = list(rankings)
+    pairs = list(itertools.combinations(range(len(names)), 2))
+    grid = sorted(set(int(g) for g in scale))
+    prep = _Prepared(rankings, qrels, scale, lambda q, d: [1.0] + [0.0] * (len(grid) - 1), k, pairs)
+    n = max(len(prep.queries), 1)
+    origin = (slice(None),) + (0,) * prep.levels.size
+    idcg0 = prep.idcg[origin] if len(prep.queries) else np.zeros(0)
+    now = (np.where(idcg0[:, None] > 0, prep.c / np.where(idcg0 > 0, idcg0, 1.0)[:, None], 0.0).sum(axis=0) / n
+           if len(prep.queries) else np.zeros(len(pairs)))
+    draws = prep.with_cells(np.asarray(tables, dtype=np.float64), cell_of)
+    means, sds = np.zeros((max(len(draws), 1), len(pairs))), np.zeros((max(len(draws), 1), len(pairs)))
+    if len(prep.queries):
+        w, c, idcg = prep.w, prep.c, prep.idcg
+        for start in range(0, len(draws), STACKED):  # a few draws' questions stacked on the question axis per pass
+            chunk = draws[start:start + STACKED]
+            b = len(chunk)
+            prep.p = np.concatenate(chunk, axis=0)
+            prep.w, prep.c = np.tile(w, (b, 1, 1)), np.tile(c, (b, 1))
+            prep.idcg = np.tile(idcg, (b,) + (1,) * (idcg.ndim - 1))
+            mean_q, var_q = query_moments(prep)
+            means[start:start + b] = mean_q.reshape(b, -1, len(pairs)).sum(axis=1) / n
+            sds[start:start + b] = np.sqrt(var_q.reshape(b, -1, len(pairs)).sum(axis=1)) / n
+    z = np.where(sds > EPS, means / np.where(sds > EPS, sds, 1.0), 0.0)
+    up = 0.5 * erfc(-z / math.sqrt(2))
+    p_a = np.where(sds > EPS, up, (means > EPS).astype(float))
+    p_b = np.where(sds > EPS, 1.0 - up, (means < -EPS).astype(float))
+    variances = sds ** 2
+    mean_all = np.mean(means, axis=0)
+    sd_all = np.sqrt(np.mean(variances, axis=0) + np.var(means, axis=0))
+    pa, pb = np.mean(p_a, axis=0), np.mean(p_b, axis=0)
+    return [PairConfidence(names[i], names[j], float(now[p]), float(mean_all[p]), float(sd_all[p]), float(pa[p]),
+                           float(pb[p])) for p, (i, j) in enumerate(pairs)]
