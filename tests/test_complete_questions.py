@@ -215,3 +215,19 @@ def test_llm_grades_never_fill_a_complete_question():
                    {"test": {"a": {"d1": 2}, "b": {"d1": 2}}}, complete_questions={"a"})
     filled, used = with_llm_labels(c, {("test", "a", "d2"): 2, ("test", "b", "d2"): 1}, "judge", "fill_unjudged")
     assert filled.qrels["test"] == {"a": {"d1": 2}, "b": {"d1": 2, "d2": 1}} and used.llm == 1
+
+
+@pytest.mark.parametrize("order", ["decisive", "sample"])
+def test_labels_plan_leaves_complete_questions_out(ran, tmp_path, order):
+    path, declare = ran
+    declare(HALF)
+    extra = ["--questions", "3"] if order == "sample" else []
+    out = flat(_out("labels", "plan", "-c", str(path), "--raters", "ana,bo", "--order", order, "--labels-dir",
+                    str(tmp_path), *extra))
+    plan = json.loads(next(tmp_path.rglob("plan.json")).read_text())
+    planned = {k[1] for keys in plan["raters"].values() for k in keys}
+    assert planned and not planned & HALF, out
+    if order == "sample":
+        assert plan["sample"]["of"] == 5 and not set(plan["sample"]["questions"]) & HALF
+        assert "5 questions with labels declared complete left out" in out
+    declare(set())
