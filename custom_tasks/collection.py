@@ -63,6 +63,12 @@ class Collection:
     warnings: list[CollectionWarning] = field(default_factory=list)
     #: the task's added questions (a query-log sample, generated questions), when its source names a file
     added: AddedQuestions | None = None
+    #: questions whose labels are declared complete (every relevant document labelled, so a document nobody judged
+    #: is known not relevant): those a `complete_labels` column of the questions says so, or every question of the
+    #: task's own files when its YAML declares `complete_labels: true` (sources.load_collection). Notes, bounds and
+    #: pooling read this one set; scores do not (an unjudged document counts as not relevant either way), so
+    #: ``content_hash`` leaves it out.
+    complete_questions: set[str] = field(default_factory=set)
 
     @property
     def splits(self) -> list[str]:
@@ -97,6 +103,10 @@ class Collection:
         if self.added is None:
             return []
         return [q for q in self.added.scored_or_awaiting if not any(q in qrels for qrels in self.qrels.values())]
+
+    def complete_in(self, split: str) -> set[str]:
+        """The split's scored questions whose labels are declared complete (``complete_questions``)."""
+        return self.complete_questions & set(self.qrels.get(split, {}))
 
     def split_queries(self, split: str) -> dict[str, str]:
         """Queries that have at least one label in this split."""

@@ -78,8 +78,10 @@ class TaskConfig(BaseModel):
     labels: str = "human"
     #: every relevant document of every question is labelled (a known-item export: each question's answer is
     #: known), so a document nobody judged is known not relevant: no unjudged mark, no open verdict over unjudged
-    #: pairs, no pooling suggestion. Notes only: scores count an unjudged document as not relevant either way, so
-    #: it is not part of the task's identity (settings_fingerprint leaves it out).
+    #: pairs, no pooling suggestion. The same as every question declaring it in a `complete_labels` column of the
+    #: questions (it travels in ``source:`` to the loader, which fills Collection.complete_questions: one set read
+    #: everywhere). Notes only: scores count an unjudged document as not relevant either way, so it is not part of
+    #: the task's identity (settings_fingerprint leaves it out).
     complete_labels: bool = False
     #: the model that wrote the LLM-generated questions (e.g. openai/gpt-4o): candidates of its family are flagged
     generated_by: str | None = None
@@ -101,9 +103,12 @@ class TaskConfig(BaseModel):
 
     @model_validator(mode="after")
     def _questions_into_source(self) -> TaskConfig:
-        """The loader sees only ``source:``: the YAML's `questions.use_unverified` travels in it."""
+        """The loader sees only ``source:``: the YAML's `questions.use_unverified` and `complete_labels` travel in
+        it."""
         if self.questions is not None and self.questions.use_unverified and isinstance(self.source, dict):
             self.source = {**self.source, "use_unverified": True}
+        if self.complete_labels and isinstance(self.source, dict):
+            self.source = {**self.source, "complete_labels": True}
         return self
 
     @field_validator("languages")

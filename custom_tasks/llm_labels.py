@@ -91,7 +91,7 @@ class LabelsUsed:
 def with_llm_labels(collection: Collection, grades: dict[tuple[str, str, str], int], source: str,
                     policy: str | bool) -> tuple[Collection, LabelsUsed]:
     """A copy of the collection whose qrels hold the LLM grades of pairs no human graded (``fill_unjudged``);
-    with ``False`` the collection itself. A human grade is never replaced."""
+    with ``False`` the collection itself. A human grade is never replaced, nor a question declared complete filled."""
     human = sum(len(d) for s in collection.qrels.values() for d in s.values())
     if policy is False:
         return collection, LabelsUsed(False, human)
@@ -100,6 +100,8 @@ def with_llm_labels(collection: Collection, grades: dict[tuple[str, str, str], i
     qrels = {s: {q: dict(d) for q, d in per.items()} for s, per in collection.qrels.items()}
     filled = 0
     for (split, qid, doc_id), grade in sorted(grades.items()):
+        if qid in collection.complete_questions:  # declared complete: a pair no human graded is known not relevant
+            continue
         labels = qrels[split].setdefault(qid, {})
         if doc_id not in labels:
             labels[doc_id] = grade

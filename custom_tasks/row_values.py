@@ -38,6 +38,27 @@ def parse_grade(table: Table, loc: int, value: Any) -> int:
     return grade
 
 
+#: what a per-question yes/no column (`complete_labels`) may hold, lower-cased; empty or missing: not declared
+TRUE_WORDS, FALSE_WORDS = ("true", "yes", "1"), ("false", "no", "0", "")
+
+
+def declared(table: Table, loc: int, value: Any, qid: Any, column: str) -> bool:
+    """A question's yes/no column: true/false, yes/no, 1/0 (a JSON or Parquet boolean or number too), or empty for
+    no; anything else is an error at its line (a typo must not silently count a question as not declared)."""
+    if is_missing(value):
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower() if isinstance(value, str) else None
+    if text in TRUE_WORDS or text in FALSE_WORDS:
+        return text in TRUE_WORDS
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+    raise table.error(loc, f"question {as_id(qid)!r}: column {column!r} is {shown}: write true or false (yes/no, "
+                           "1/0; empty: not declared)")
+
+
 def checked_id(table: Table, loc: int, value: Any, what: str) -> str:
     """A document or query id as a string (``as_id``: outer whitespace dropped); an empty id, or one holding
     whitespace, a control character (Cc) or an invisible format character (Cf), is an error at its line.

@@ -33,6 +33,9 @@ class DocQueryColumns(_Strict):
     text: str = "text"
     query_id: str = "_id"
     query: str = "text"
+    #: the questions' yes/no column declaring a question's labels complete; unmapped, one named `complete_labels`
+    #: is read where present
+    complete_labels: str | None = None
 
 
 class TableColumns(DocQueryColumns):
@@ -54,6 +57,7 @@ class EvalsetColumns(_Strict):
     relevant: str = "relevant"
     tags: str = "tags"
     evidence: str = "evidence"
+    complete_labels: str | None = None  # as DocQueryColumns.complete_labels
 
 
 class _Source(_Strict):
@@ -70,6 +74,8 @@ class _Source(_Strict):
     added_questions: str | None = None
     #: score generated questions nobody verified yet; set by the task YAML's `questions: {use_unverified: true}`
     use_unverified: bool = False
+    #: every question of the task's own files has complete labels; set by the task YAML's `complete_labels: true`
+    complete_labels: bool = False
 
     @field_validator("grades_map", mode="before")
     @classmethod
@@ -216,6 +222,8 @@ def load_collection(source: dict, base_dir: Path, name: str) -> Collection:
     """
     cfg = parse_source(source, name)
     collection = get_reader(cfg.format)(cfg, Path(base_dir), name)
+    if cfg.complete_labels:  # the task-level declaration is every one of its own questions declaring it
+        collection.complete_questions = set(collection.queries)
     if cfg.added_questions:  # before the labels file, which may grade them (`labels import` of a pool)
         from .readers.added_questions import finish_added, merge_added
 

@@ -14,7 +14,7 @@ from .collection import Collection, CollectionWarning
 from .errors import CollectionError, ProblemLog
 from .letter_forms import FormCounts
 from .readers._io import Table, as_id
-from .row_values import checked_id, parse_grade
+from .row_values import checked_id, declared, parse_grade
 
 LONG_DOC_TOKENS = 512
 
@@ -80,6 +80,7 @@ class CollectionBuilder:
         self._doc_warnings: list[CollectionWarning] | None = None
         self.queries: dict[str, str] = {}
         self.query_tags: dict[str, dict[str, str]] = {}
+        self.complete: set[str] = set()  # questions whose `complete_labels` column says yes
         self.qrels: dict[str, dict[str, dict[str, int]]] = {}
         self.spans: dict[str, dict[str, dict[str, list[tuple[int, int]]]]] = {}
         self.warnings: list[CollectionWarning] = []
@@ -138,6 +139,13 @@ class CollectionBuilder:
         if tags:
             self.query_tags[qid] = tags
         return qid
+
+    def declare_complete(self, table: Table, loc: int, qid: str, value: Any, column: str) -> None:
+        """A question row's `complete_labels` value (Collection.complete_questions); a bad one is its own problem at
+        its line, the question kept (so its labels do not fail as labels of an unknown question too)."""
+        with table.checking():
+            if declared(table, loc, value, qid, column):
+                self.complete.add(qid)
 
     def note_left_out(self, qid: Any) -> None:
         """A query labelled only in a split left out by ``splits:`` (no unlabeled_query warning)."""
@@ -226,7 +234,7 @@ class CollectionBuilder:
         c = Collection(
             name=self.name, corpus=self.corpus, queries=self.queries,
             qrels={s: self.qrels[s] for s in names}, query_tags=self.query_tags,
-            spans=self.spans, warnings=list(self.warnings),
+            spans=self.spans, warnings=list(self.warnings), complete_questions=set(self.complete),
         )
         c.warnings.extend(collect_warnings(c, labelled_elsewhere=self._labelled_any, doc_warnings=self._doc_warnings))
         c.warnings.extend(self.letter_forms.warnings())
@@ -356,6 +364,7 @@ def summarize(c: Collection) -> dict[str, Any]:
         "splits": {s: {"queries": len(q), "judgments": sum(len(d) for d in q.values())}
                    for s, q in sorted(c.qrels.items())},
         "warnings": _per_kind(c.warnings),
+        "complete_labels": len(c.complete_questions),  # questions whose labels are declared complete
     }
 
 
@@ -388,6 +397,8 @@ def format_summary(c: Collection) -> str:
     s = summarize(c)
     splits = ", ".join(f"{k}: {v['queries']} queries / {v['judgments']} judgments" for k, v in s["splits"].items())
     lines = [f"{s['name']}: {s['documents']} documents, {s['queries']} queries ({splits})"]
+    if s["complete_labels"]:
+        lines.append(f"  labels declared complete for {s['complete_labels']} of {s['queries']} queries")
     if not s["warnings"]:
         lines.append("  no warnings")
     lines += ["  " + line for line in warning_lines(c.warnings)]

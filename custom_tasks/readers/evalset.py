@@ -16,7 +16,7 @@ from ..collection import Collection
 from ..query_ids import ContentIds
 from ..validate import CollectionBuilder
 from ._io import Table, TooDeep, as_id, as_str, is_missing, loads_json, read_table, resolve
-from .tables import load_corpus, tag_value
+from .tables import complete_column, load_corpus, tag_value
 
 _SEPARATORS = re.compile(r"[;,|]")
 
@@ -113,6 +113,7 @@ def _read(cfg: Any, base_dir: Path, b: CollectionBuilder) -> Collection:
     t = read_table(resolve(base_dir, cfg.evalset), cfg.encoding, "evalset", log=b.log)
     t.require_columns([cols.query, cols.relevant] + ([cfg.split_column] if cfg.split_column else []))
     t.require_columns(cfg.tag_columns, option="tag_columns")
+    complete = complete_column(t, cols.complete_labels)
     has_qid = t.has_column(cols.query_id)
     content_ids = ContentIds()  # no query_id column: ids from the question text, stable when rows move
     if not cfg.split_column:
@@ -131,6 +132,8 @@ def _read(cfg: Any, base_dir: Path, b: CollectionBuilder) -> Collection:
                 continue
             tags = _tags(t, loc, row, cols.tags, cfg.tag_columns)
             qid = b.add_query(t, loc, qid, as_str(t, loc, t.get(loc, row, cols.query), "query", qid, cols.query), tags)
+            if complete in row:
+                b.declare_complete(t, loc, qid, row[complete], complete)
             relevant = parse_relevant(t, loc, t.get(loc, row, cols.relevant), b.corpus, None)
             for doc_id, grade in relevant:
                 with t.checking():  # each unknown document of the row is reported

@@ -15,7 +15,7 @@ from ..collection import Collection
 from ..query_ids import ContentIds, normalise
 from ..validate import CollectionBuilder
 from ._io import Table, as_id, as_str, is_missing, read_table, resolve
-from .tables import load_corpus, tag_value
+from .tables import complete_column, load_corpus, tag_value
 
 
 def read(cfg: Any, base_dir: Path, name: str) -> Collection:
@@ -34,6 +34,7 @@ def _load_pairs(cfg: Any, b: CollectionBuilder, t: Table) -> None:
     cols = cfg.columns
     t.require_columns([cols.query, cols.qrels_doc_id, cols.grade] + ([cfg.split_column] if cfg.split_column else []))
     t.require_columns(cfg.tag_columns, option="tag_columns")
+    complete = complete_column(t, cols.complete_labels)
     has_qid = t.has_column(cols.query_id)
     content_ids, by_text = ContentIds(), {}  # no id column: one id per distinct question text
     first: dict[str, tuple[str, int]] = {}  # question id -> (its normalised text, line first seen)
@@ -62,3 +63,5 @@ def _load_pairs(cfg: Any, b: CollectionBuilder, t: Table) -> None:
                 raise t.error(loc, f"question {qid!r} has another text here than at {t.where(first[qid][1])}: "
                                    "one id, one question (give the other question its own id)")
             b.add_label(t, loc, split, qid, t.get(loc, row, cols.qrels_doc_id), t.get(loc, row, cols.grade))
+            if complete in row:  # any row of the question may declare it
+                b.declare_complete(t, loc, qid, row[complete], complete)

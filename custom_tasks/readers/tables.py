@@ -15,6 +15,18 @@ from ._io import Table, as_id, as_str, as_text, display_path, is_missing, read_t
 from .corpus_rows import corpus_rows
 
 
+#: the questions' column that declares a question's labels complete, read where present (Collection.complete_questions)
+COMPLETE_COLUMN = "complete_labels"
+
+
+def complete_column(t: Table, mapped: str | None) -> str:
+    """The column declaring complete labels: one mapped in `columns: {complete_labels: NAME}` must be in the header
+    (a misspelt mapping would declare nothing, silently); unmapped, `complete_labels` is read when present."""
+    if mapped:
+        t.require_columns([mapped], option="columns.complete_labels")
+    return mapped or COMPLETE_COLUMN
+
+
 def tag_value(value: Any) -> str:
     """Tags are strings: lists become 'a,b', numbers '3'."""
     if isinstance(value, (list, tuple)):
@@ -36,16 +48,21 @@ def load_corpus(b: CollectionBuilder, t: Table, doc_id: str, title: str, text: s
             b.add_doc(t, loc, did, title_s, text_s)
 
 
-def load_queries(b: CollectionBuilder, t: Table, query_id: str, text: str, tag_columns: list[str]) -> None:
-    """Add every row of a queries table; listed tag columns become query_tags (empty values skipped)."""
+def load_queries(b: CollectionBuilder, t: Table, query_id: str, text: str, tag_columns: list[str],
+                 complete: str | None = None) -> None:
+    """Add every row of a queries table; listed tag columns become query_tags (empty values skipped); the
+    ``complete_column`` (``complete``: its mapped name) declares a question's labels complete."""
     t.require_columns([query_id, text])
     t.require_columns(tag_columns, option="tag_columns")
+    column = complete_column(t, complete)
     for n, (loc, row) in enumerate(t.rows):
         t.mapping_check(loc, row, [query_id, text], n == 0)
         with t.checking():
             tags = {c: tag_value(row[c]) for c in tag_columns if not is_missing(row.get(c)) and row[c] != ""}
             qid = t.get(loc, row, query_id)
-            b.add_query(t, loc, qid, as_str(t, loc, t.get(loc, row, text), "query", qid, text), tags)
+            qid = b.add_query(t, loc, qid, as_str(t, loc, t.get(loc, row, text), "query", qid, text), tags)
+            if column in row:
+                b.declare_complete(t, loc, qid, row[column], column)
 
 
 def load_qrels(b: CollectionBuilder, t: Table, query_id: str, doc_id: str, grade: str,
@@ -83,7 +100,7 @@ def read_corpus_and_queries(cfg: Any, base_dir: Path, b: CollectionBuilder) -> T
     corpus = read_table(resolve(base_dir, cfg.corpus), cfg.encoding, "corpus", log=b.log)
     load_corpus(b, corpus, cols.doc_id, cols.title, cols.text)
     queries = read_table(resolve(base_dir, cfg.queries), cfg.encoding, "queries", log=b.log)
-    load_queries(b, queries, cols.query_id, cols.query, cfg.tag_columns)
+    load_queries(b, queries, cols.query_id, cols.query, cfg.tag_columns, cols.complete_labels)
     return queries
 
 

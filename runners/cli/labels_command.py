@@ -98,6 +98,8 @@ def pool(
     p = build_pool(cfg.results_path, collection, _models(cfg, models), depth, split, seed)
     csv_path, jsonl_path = write_pool(p.rows, out)
     waiting = f", {p.n_awaiting} of them awaiting judgment" if p.n_awaiting else ""
+    waiting += (f"; {p.n_complete} questions left out: their labels are declared complete (`complete_labels`)"
+                if p.n_complete else "")
     console.print(f"{len(p.rows)} unlabelled pairs for {p.n_queries} queries{waiting} (top-{depth} of "
                   f"{len(p.per_model)} candidates, shuffled with seed {seed}) -> {csv_path}, {jsonl_path}",
                   highlight=False)

@@ -56,7 +56,8 @@ def _sample(collection: Any, keys: list[Any], n: int, seed: int, stratify: Optio
     from ..statistics.analysis_errors import AnalysisError
     from ..labels.pool.question_sample import draw_sample
 
-    questions = sorted(collection.qrels.get(split, {}))
+    known = collection.complete_in(split)  # declared complete: nothing of theirs for people to judge
+    questions = sorted(q for q in collection.qrels.get(split, {}) if q not in known)
     strata = None
     if stratify:
         tags = getattr(collection, "query_tags", {}) or {}
@@ -68,7 +69,7 @@ def _sample(collection: Any, keys: list[Any], n: int, seed: int, stratify: Optio
     pos, at = {q: i for i, q in enumerate(drawn)}, {k: i for i, k in enumerate(keys)}
     chosen = sorted((k for k in keys if k[1] in pos), key=lambda k: (pos[k[1]], at[k]))
     return {"questions": drawn, "of": len(questions), "seed": seed, "stratify": stratify, "strata": share,
-            "split": split}, chosen
+            "split": split, **({"complete_left_out": len(known)} if known else {})}, chosen
 
 
 LABELS_DIR = typer.Option(None, "--labels-dir", help="folder of the raters' files (default: labels/ of the project)")
@@ -228,7 +229,9 @@ def register(app: typer.Typer) -> None:
         if sample:
             strata = ", ".join(f"{s} {n}" for s, n in sample["strata"].items())
             console.print(Text(f"random sample: {len(sample['questions'])} of {sample['of']} questions (seed {seed}"
-                               + (f"; by {stratify}: {strata}" if stratify else "") + f"), {len(keys)} pooled pairs "
+                               + (f"; by {stratify}: {strata}" if stratify else "")
+                               + (f"; {sample['complete_left_out']} questions with labels declared complete left "
+                                  "out" if sample.get("complete_left_out") else "") + f"), {len(keys)} pooled pairs "
                                "to judge: people judge every pair of each sampled question (the prediction-powered "
                                "verdicts of `stats` rest on it)"), highlight=False)
             items = keys

@@ -65,6 +65,8 @@ def register(app: typer.Typer) -> None:
                       "—" if pc is None else f"{pc.probability:.1%}",
                       "never" if more is None else more if isinstance(more, str) else f"~{more:,}")
         console.print(t)
+        if st.complete_sentence():  # questions declared complete: their unjudged pairs are known 0s above
+            console.print(Text(st.complete_sentence() or ""), highlight=False)
         for p in st.pairs:
             console.print(Text(st.sentence(p)), highlight=False)
         console.print(Text(f"lowest/highest: the mean difference if every unjudged pair in the candidates' top-{k} "

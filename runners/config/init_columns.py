@@ -39,7 +39,7 @@ LOG_COUNT = ["count", "n", "freq", "frequency", "hits", "searches", "times", "oc
 LOG_TIME = ["timestamp", "time", "ts", "date", "datetime", "created_at", "searched_at", "event_time"]
 LOG_USER = ["user_id", "user", "uid", "userid", "session_id", "session", "sid", "sessionid", "client_id",
             "visitor_id", "ip", "ip_address"]
-NOT_TAGS = {"tags", "evidence", "metadata", "split"}
+NOT_TAGS = {"tags", "evidence", "metadata", "split", "complete_labels"}  # complete_labels: read as such, not a tag
 CORPUS_NAMES = ("corpus", "docs", "documents", "passages", "collection", "pages", "kb")
 QUERY_NAMES = ("queries", "questions", "topics", "query")
 EVALSET_NAMES = ("evalset", "eval", "testset", "test_set", "golden", "gold")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Container, Iterator, Mapping
+from collections.abc import Container, Iterator, Mapping, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -160,8 +160,10 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
     queries and `GateRun.data_notes` says on how many).
     `qrels` (task -> labels) gives judged@10 its labels; by default a task is looked up by name in configs/tasks;
     `scales` (task -> its grade scale) bounds the unjudged pairs' grades (default: the task's YAML, else its labels').
-    `complete`: tasks whose labels are declared complete (`complete_labels: true`; default: the task YAML found by
-    name says so): one line instead of judged@10 and the unjudged marks.
+    `complete`: a mapping task -> its questions whose labels are declared complete (a `complete_labels` column, or
+    the task's `complete_labels: true` for all: unjudged_mark.config_labels; a plain container of task names: every
+    question of those; default: the collection of the task found by name says): their unjudged pairs are known 0s; one line instead of judged@10 and
+    the unjudged marks when every question declares it, one line saying how many above them when some do.
     `only`: results names to check (a config's candidates, candidate_set.config_names); default: all.
     `mode`: fixed (one look) or anytime (confseq.py); `looks`: where each decision is counted (gate_looks.py), per
     candidate label, task and baseline (its model and folder, relative to the working directory: CI's checkout
@@ -231,18 +233,22 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
                               baseline_shown=f"{label_of(base_dir, b)} in {base_dir}", mode=mode,
                               max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)
         out.append((task, label_of(base_dir, b), label_of(cand_dir, c), result))
-    from ...labels.notes.unjudged_mark import ASSUMED, COMPLETE, labels_complete
+    from ...labels.notes.unjudged_mark import ASSUMED, COMPLETE, complete_line
 
     notes: list[str] = []
     for (task, b, c), p in zip(pairs, pairings):
-        if task in complete if complete is not None else labels_complete(task):  # said once per task
-            notes += [] if f"{task}: {COMPLETE}" in notes else [f"{task}: {COMPLETE}"]
-            continue
         labels = _task_qrels(task, split, qrels)
         if labels and not p.same_data:  # judged@10 on the queries the gate decided on, as the scores
             paired = set(p.paired)
             labels = {q: docs for q, docs in labels.items() if q in paired}
-        found = judged_notes(task, base_dir, b, cand_dir, c, labels, split, seed, scale=(scales or {}).get(task))
+        known = _complete_of(task, split, complete, labels)
+        declared = complete_line(len(known), len(labels or {}) or len(known))
+        if declared and f"{task}: {declared}" not in notes:  # said once per task
+            notes.append(f"{task}: {declared}")
+        if declared == COMPLETE:
+            continue
+        found = judged_notes(task, base_dir, b, cand_dir, c, labels, split, seed, scale=(scales or {}).get(task),
+                             known=known)
         first = next((i for i, n in enumerate(found) if n.startswith(f"{task}: unjudged: ")), None)
         if first is not None and f"{task}: {ASSUMED}" not in notes:  # what the marks assume, once per task
             found.insert(first, f"{task}: {ASSUMED}")
@@ -270,6 +276,20 @@ def _once_per_task(items: list[tuple[str, str, str]]) -> list[str]:
     return [f"{task} ({', '.join(who)}): {text}" for (task, text), who in grouped.items()]
 
 
+def _complete_of(task: str, split: str, given: Mapping[str, Set[str]] | Container[str] | None,
+                 labels: Mapping[str, Mapping[str, int]] | None) -> set[str]:
+    """The task's questions (among ``labels``' when given) whose labels are declared complete (`complete`)."""
+    if isinstance(given, Mapping):
+        known = set(given.get(task, ()))
+    elif given is not None:  # task names: every question of theirs
+        known = set(labels or ()) if task in given else set()
+    else:
+        from ...labels.notes.unjudged_mark import complete_questions
+
+        known = complete_questions(task, None, split)
+    return known & set(labels) if labels is not None else known
+
+
 def _task_qrels(task: str, split: str, given: Mapping[str, Mapping[str, Mapping[str, int]]] | None
                 ) -> Mapping[str, Mapping[str, int]] | None:
     if given is not None:
@@ -284,16 +304,17 @@ def _task_qrels(task: str, split: str, given: Mapping[str, Mapping[str, Mapping[
 
 def judged_notes(task: str, base_dir: Path, base: str, cand_dir: Path, cand: str,
                  qrels: Mapping[str, Mapping[str, int]] | None, split: str = "test", seed: int = 0,
-                 k: int = 10, scale: list[int] | None = None) -> list[str]:
+                 k: int = 10, scale: list[int] | None = None, known: Set[str] = frozenset()) -> list[str]:
     """`task: judged@10: baseline B 0.95, candidate C 0.70`, when C is clearly lower the warning, and the mark
-    of the verdict the unjudged pairs could reverse (unjudged_mark.py: the line `stats` prints for the pair)."""
+    of the verdict the unjudged pairs could reverse (unjudged_mark.py: the line `stats` prints for the pair);
+    ``known``: the questions whose labels are declared complete (their unjudged documents are known 0s)."""
     from ...labels.pool.judged import DEFAULT_MARGIN, _below_baseline, judged_scores, nan_mean, stored_rankings
 
     if not qrels:
         return []
     try:
-        sb = judged_scores(stored_rankings(base_dir, base, task, split)[0], qrels, k)
-        sc = judged_scores(stored_rankings(cand_dir, cand, task, split)[0], qrels, k)
+        sb = judged_scores(stored_rankings(base_dir, base, task, split)[0], qrels, k, known)
+        sc = judged_scores(stored_rankings(cand_dir, cand, task, split)[0], qrels, k, known)
     except AnalysisError:  # runs stored before rankings were
         return []
     lb, lc = label_of(base_dir, base), label_of(cand_dir, cand)
@@ -306,7 +327,7 @@ def judged_notes(task: str, base_dir: Path, base: str, cand_dir: Path, cand: str
         rankings = {"b": stored_rankings(base_dir, base, task, split)[0],
                     "c": stored_rankings(cand_dir, cand, task, split)[0]}
         grades = scale or task_scale(task, qrels)
-        lines += [f"{task}: {m}" for m in mark_lines(rankings, {"b": lb, "c": lc}, qrels, grades, k)]
+        lines += [f"{task}: {m}" for m in mark_lines(rankings, {"b": lb, "c": lc}, qrels, grades, k, known=known)]
     return lines
 
 

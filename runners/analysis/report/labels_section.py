@@ -62,10 +62,12 @@ def labels_section(all_numbers: list, seed: int = 0, bench: object = None) -> Se
                 blocks.append(Paragraph(f"{len(rep.warnings)} line(s) of the raters' files were skipped (broken or "
                                         f"outside the scale); `private-mteb labels agreement -t {td.name}` names "
                                         "them.", "note"))
-        if getattr(td.config, "complete_labels", False):
-            from ...labels.notes.unjudged_mark import COMPLETE
+        collection = getattr(td, "collection", None)
+        if collection is not None:  # labels declared complete, for every question or some
+            from ...labels.notes.unjudged_mark import complete_line
 
-            blocks.append(Paragraph(COMPLETE[0].upper() + COMPLETE[1:] + ".", "note"))
+            line = complete_line(len(collection.complete_in("test")), len(collection.qrels.get("test", {})))
+            blocks += [Paragraph(line[0].upper() + line[1:] + ".", "note")] if line else []
         blocks += _status_blocks(bench, td) if tn.judged else []
         blocks += _judge_blocks(bench, td, seed)
         blocks += _ppi_blocks(bench, td)

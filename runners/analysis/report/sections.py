@@ -78,14 +78,15 @@ def _has_rankings(ctx: Context, name: str, task: str) -> bool:
 def _judged(td: TaskData, ctx: Context, k: int = JUDGED_K) -> tuple[dict[str, float], list[str]]:
     """judged@k per candidate label and the below-the-baseline warnings; nothing when rankings or labels lack."""
     qrels = td.collection.qrels.get(ctx.split) if td.collection is not None else None
-    if not qrels or getattr(td.config, "complete_labels", False):  # complete labels: judged@k says nothing
+    known = td.collection.complete_in(ctx.split) if td.collection is not None else set()
+    if not qrels or len(known) >= len(qrels):  # every question's labels declared complete: judged@k says nothing
         return {}, []
     names = [c.name for c in td.candidates if _has_rankings(ctx, c.name, td.name)]
     if not names:
         return {}, []
     base = ctx.baseline.name if ctx.baseline.name in names else None
     try:
-        rep = judged_report(ctx.results_dir, td.name, qrels, names, (k,), ctx.split, base)
+        rep = judged_report(ctx.results_dir, td.name, qrels, names, (k,), ctx.split, base, known=known)
     except AnalysisError:  # runs stored before rankings were: the scores stand without judged@k
         return {}, []
     label = {c.name: c.label for c in td.candidates}

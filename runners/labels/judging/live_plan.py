@@ -22,7 +22,7 @@ from typing import Any
 
 from ...statistics.per_query import label_of
 from ..pool.confidence_stop import DEFAULT_CONFIDENCE, config_llm_grades, holds_text, verdict_confidence
-from ..pool.judged import stored_rankings, task_collection
+from ..pool.judged import known_zeros, stored_rankings, task_collection
 from ..pool.replan_order import Replanner
 from ..pool.verdict_bounds import EPS
 from .session import JudgingSession
@@ -39,6 +39,9 @@ class LivePlan:
         only."""
         self.planner, self.names, self.labels, self.k = planner, list(names), dict(labels), k
         self.rankings, self.llm, self.level = rankings, dict(llm or {}), level
+        #: the known 0s of questions declared complete in the planner's labels: not people's grades, so not
+        #: calibrated on
+        self.zeros: set[tuple[str, str]] = set()
 
     @classmethod
     def for_config(cls, bench: Any, entry: str, models: Sequence[str], session: JudgingSession, k: int = 10,
@@ -50,9 +53,13 @@ class LivePlan:
             if s == split and q in qrels and j.status == "graded" and j.grade is not None:
                 qrels[q][d] = int(j.grade)
         rankings = {m: stored_rankings(bench.results_path, m, collection.name, split)[0] for m in models}
-        planner = Replanner(rankings, qrels, sorted(session.cfg.grades), k, seed=seed)
-        plan = cls(planner, models, {m: label_of(bench.results_path, m) for m in models}, k, rankings,
-                   config_llm_grades(bench, entry, split), bench.labels.confidence)
+        known = collection.complete_in(split)  # declared complete: their unjudged pairs are known 0s, never open
+        filled = known_zeros(qrels, rankings.values(), known, k)
+        planner = Replanner(rankings, filled, sorted(session.cfg.grades), k, seed=seed)
+        llm = {p: g for p, g in config_llm_grades(bench, entry, split).items() if p[0] not in known}
+        plan = cls(planner, models, {m: label_of(bench.results_path, m) for m in models}, k, rankings, llm,
+                   bench.labels.confidence)
+        plan.zeros = {(q, d) for q in known for d in filled.get(q, {}) if d not in qrels.get(q, {})}
         plan.reorder(session, -1)
         return plan
 
@@ -80,8 +87,10 @@ class LivePlan:
         configured confidence likely: the decisive order is served until then."""
         out = []
         totals = self.planner.totals()
+        people = ({q: {d: g for d, g in docs.items() if (q, d) not in self.zeros}
+                   for q, docs in self.planner.labels.items()} if self.zeros else None)
         conf = (verdict_confidence({n: self.rankings[n] for n in self.names}, self.planner.labels,
-                                   self.planner.scale, self.k, self.llm, self.level)
+                                   self.planner.scale, self.k, self.llm, self.level, calibrate_on=people)
                 if self.rankings is not None else None)
         stop = (f"the verdicts are at least {self.level:.0%} likely to hold all together: judging can stop here "
                 "(labels.confidence)" if conf is not None and conf.reached else None)

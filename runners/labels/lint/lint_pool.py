@@ -24,11 +24,13 @@ from ..pool.judged import ranked_ids, stored_rankings
 def pooling_finding(results_dir: Path, collection: Collection, models: Sequence[str], settings: LintSettings,
                     split: str = "test") -> Finding | None:
     """Questions with exactly one judged document (any grade) and >= ``pool_min_unjudged`` unjudged documents in
-    the union of the candidates' top-``pool_k``; AnalysisError when a candidate has no stored rankings."""
+    the union of the candidates' top-``pool_k``, but for those whose labels are declared complete; AnalysisError
+    when a candidate has no stored rankings."""
     if split not in collection.qrels or not models:
         return None
     qrels = collection.qrels[split]
-    single = {q: labels for q, labels in qrels.items() if len(labels) == 1}
+    known = collection.complete_in(split)  # declared complete: a single judged document is the whole story
+    single = {q: labels for q, labels in qrels.items() if len(labels) == 1 and q not in known}
     unjudged: dict[str, set[str]] = {q: set() for q in single}
     for model in models:
         rankings, _ = stored_rankings(results_dir, model, collection.name, split)

@@ -49,9 +49,11 @@ def lint_reports(targets: list[str], bench: Any, settings: LintSettings, split: 
 
             truncation.attach(report, collection, bench)
             models = [m.results_name for m in bench.models] + [p.name for p in plan_experiments(bench)]
-            if cfg.complete_labels:  # every relevant document labelled: nothing to pool
-                report.skipped["pooling_suggested"] = "the task declares `complete_labels: true`"
-            else:
+            known = collection.complete_in(split)
+            if known and len(known) >= len(collection.qrels.get(split, {})):  # every relevant document labelled
+                report.skipped["pooling_suggested"] = ("every question's labels are declared complete "
+                                                       "(`complete_labels`)")
+            else:  # the questions declaring complete labels are left out of the suggestion (lint_pool.py)
                 lint_pool.attach(report, bench.results_path, collection, models, settings, split)
         else:
             report.skipped["truncation"] = "needs the candidates: pass -c BENCHMARK.yaml"

@@ -2,7 +2,8 @@
 
 judged@10 of every candidate with the below-the-baseline warning (judged.py), the mark of each pair's nDCG@10
 verdict that the unjudged pairs in their top-10 could reverse (unjudged_mark.py, the same line `check` prints,
-under one line saying what they assume; one line instead when the task declares `complete_labels: true`),
+under one line saying what they assume; one line instead when every question's labels are declared complete, one
+line saying how many above them when some questions' are: unjudged_mark.complete_line),
 and the generator guard
 (generator_guard.py): the default `source` breakdown and the same-family warning; the questions by source, those
 left out or awaiting judgment and the traffic-weighted mean (question_notes.py); when LLM grades count
@@ -46,11 +47,13 @@ def label_notes(bench: BenchmarkConfig, entry: str, models: Sequence[str], k: in
         rep = judged_for_config(bench, list(models), (k,), tasks=[entry])[0]
     except AnalysisError:
         rep = None  # results without stored rankings (older runs): no judged@k, the stats stand
-    if cfg.complete_labels:  # every relevant document labelled: judged@k and the marks say nothing
-        from .unjudged_mark import COMPLETE
+    from .unjudged_mark import COMPLETE, complete_line
 
+    declared = complete_line(*_declared(bench, entry))
+    if declared == COMPLETE:  # every relevant document labelled: judged@k and the marks say nothing
         lines.append(COMPLETE)
     elif rep is not None:
+        lines += [declared] if declared else []  # some questions complete: how many, above what counts the others
         lines.append(judged_line(rep, k))
         lines += [f"warning: {w}" for w in rep.warnings]
         from .unjudged_mark import ASSUMED, config_marks
@@ -65,3 +68,14 @@ def label_notes(bench: BenchmarkConfig, entry: str, models: Sequence[str], k: in
                      f"(labels.use_llm: {bench.labels.use_llm}); check them first: `labels agreement --judge`")
         lines += [f"warning: {w}" for w in judge_warnings(cfg.name, bench.judge.model, cfg.generated_by, cands)]
     return lines
+
+
+def _declared(bench: BenchmarkConfig, entry: str, split: str = "test") -> tuple[int, int]:
+    """(questions whose labels are declared complete, scored questions) of the task's split; (0, 0) unread."""
+    from ..pool.judged import task_collection
+
+    try:
+        collection = task_collection(entry, bench)
+    except Exception:  # noqa: BLE001 — files the stats report itself complains about
+        return 0, 0
+    return len(collection.complete_in(split)), len(collection.qrels.get(split, {}))

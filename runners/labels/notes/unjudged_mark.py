@@ -8,8 +8,11 @@ prints), so "settled" is printed only when no grading of the unjudged pairs reve
 
 What is assumed is said once, above the marks (`ASSUMED`): a score counts an unjudged document as not relevant,
 and the bounds are the worst case over their grades, so a verdict they could reverse is not called "open" in every
-line. A task that declares `complete_labels: true` (custom_tasks/config.py: every relevant document is labelled)
-has no unjudged pair that could matter: no mark at all, one line saying so (`COMPLETE`).
+line. Questions whose labels are declared complete (a `complete_labels` column of the questions, or the task's
+`complete_labels: true` for all of them: Collection.complete_questions) have no unjudged pair that could matter:
+their unlabelled documents are known 0s. When every question declares it there is no mark at all, one line saying
+so (`COMPLETE`); when some do, one line says how many (`complete_line`, both in judged.py) and the marks count
+the others' pairs.
 
 One verdict: the line names the candidate ahead first, so `stats` (candidates in the config's order) and `check`
 (baseline, then candidate) print the same line for the same pair.
@@ -17,10 +20,10 @@ One verdict: the line names the candidate ahead first, so `stats` (candidates in
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 
 from ...statistics.analysis_errors import AnalysisError
-from ..pool.judged import ranked_ids
+from ..pool.judged import COMPLETE, complete_line, known_zeros, ranked_ids  # noqa: F401 — said with the marks
 from ..pool.verdict_bounds import PairBound, pair_bounds
 
 Ranking = Mapping[str, Mapping[str, float]]
@@ -28,11 +31,6 @@ Ranking = Mapping[str, Mapping[str, float]]
 #: said once per task above its marks (stats, check): what the scores assume of the pairs nobody judged
 ASSUMED = ("assumed: scores count a document nobody judged as not relevant (the task does not declare "
            "`complete_labels: true`); each `unjudged:` line gives the worst case over their grades")
-#: said instead of the marks when the task declares its labels complete
-COMPLETE = ("labels: complete (the task declares `complete_labels: true`): a document nobody judged is not "
-            "relevant, so no verdict rests on missing grades")
-
-
 def unjudged_in_top(ranking: Ranking, qrels: Mapping[str, Mapping[str, int]], k: int = 10) -> int:
     """(question, document) pairs in the ranking's top-k that carry no label, over the labelled questions."""
     return sum(1 for q in qrels for d in ranked_ids(ranking.get(q, {}))[:k] if d not in qrels[q])
@@ -65,9 +63,12 @@ def mark_line(label_a: str, label_b: str, pb: PairBound, n_a: int, n_b: int, k: 
 
 
 def mark_lines(rankings: Mapping[str, Ranking], labels: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
-               scale: Sequence[int], k: int = 10, pairs: Sequence[tuple[str, str]] | None = None) -> list[str]:
+               scale: Sequence[int], k: int = 10, pairs: Sequence[tuple[str, str]] | None = None,
+               known: Set[str] = frozenset()) -> list[str]:
     """The mark of every pair of `rankings`' candidates (results name -> query -> {doc: score}), or of `pairs`;
-    `labels`: results name -> the label commands print. [] when a question's pool is too large to bound."""
+    `labels`: results name -> the label commands print; `known`: questions whose labels are declared complete
+    (their unlabelled documents are known 0s: no unjudged pair). [] when a question's pool is too large to bound."""
+    qrels = known_zeros(qrels, rankings.values(), known, k)
     names = list(rankings)
     chosen = list(pairs) if pairs is not None else [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
     counts = {n: unjudged_in_top(rankings[n], qrels, k) for n in names}
@@ -96,50 +97,51 @@ def task_scale(task: str, qrels: Mapping[str, Mapping[str, int]], bench: object 
 def config_marks(bench: object, entry: str, models: Sequence[str], k: int = 10, split: str = "test") -> list[str]:
     """`stats`' marks: every pair of `models` (results names) on one task entry of a config, from the stored
     rankings and the labels `run` scored; [] when rankings are not stored (older runs), the task has no labels or
-    declares them complete."""
+    every question's labels are declared complete."""
     from ...statistics.per_query import label_of
     from ..pool.judged import stored_rankings, task_collection
 
-    if labels_complete(entry, bench):
-        return []
     collection = task_collection(entry, bench)  # type: ignore[arg-type]
     qrels = collection.qrels.get(split)
-    if not qrels or len(models) < 2:
+    known = collection.complete_in(split)
+    if not qrels or len(models) < 2 or len(known) >= len(qrels):
         return []
     results = bench.results_path  # type: ignore[attr-defined]
     try:
         rankings = {m: stored_rankings(results, m, collection.name, split)[0] for m in models}
     except AnalysisError:
         return []
-    return mark_lines(rankings, {m: label_of(results, m) for m in models}, qrels, task_scale(entry, qrels, bench), k)
+    return mark_lines(rankings, {m: label_of(results, m) for m in models}, qrels, task_scale(entry, qrels, bench), k,
+                      known=known)
 
 
-def labels_complete(entry: str, bench: object | None = None) -> bool:
-    """Whether the task's YAML declares `complete_labels: true` (False for a public task)."""
+def complete_questions(entry: str, bench: object | None = None, split: str = "test") -> set[str]:
+    """The split's questions of a task entry whose labels are declared complete (Collection.complete_in: the task's
+    `complete_labels: true` or each question's column); empty for a public task."""
     try:
-        from ...config.task_lookup import task_config_for
+        from ..pool.judged import task_collection
 
-        return bool(task_config_for(entry, bench).complete_labels)  # type: ignore[arg-type]
+        return task_collection(entry, bench).complete_in(split)  # type: ignore[arg-type]
     except Exception:  # noqa: BLE001 — a public task: nothing declared
-        return False
+        return set()
 
 
 def config_labels(bench: object, split: str = "test") -> tuple[dict[str, dict[str, dict[str, int]]] | None,
-                                                               dict[str, list[int]] | None, set[str] | None]:
-    """(task name -> labels, task name -> grade scale, names of the tasks declaring complete labels) of a config's
-    tasks, as `stats` reads them, for `check`; (None, None, None) when a task cannot be read (a public one: the gate
-    then looks tasks up by name)."""
+                                                               dict[str, list[int]] | None,
+                                                               dict[str, set[str]] | None]:
+    """(task name -> labels, task name -> grade scale, task name -> its questions whose labels are declared
+    complete) of a config's tasks, as `stats` reads them, for `check`; (None, None, None) when a task cannot be read
+    (a public one: the gate then looks tasks up by name)."""
     from ..pool.judged import task_collection
 
-    qrels, scales, complete = {}, {}, set()
+    qrels, scales, complete = {}, {}, {}
     try:
         for entry in bench.tasks:  # type: ignore[attr-defined]
             collection = task_collection(entry, bench)  # type: ignore[arg-type]
             if split in collection.qrels:
                 qrels[collection.name] = collection.qrels[split]
                 scales[collection.name] = task_scale(entry, collection.qrels[split], bench)
-            if labels_complete(entry, bench):
-                complete.add(collection.name)
+            complete[collection.name] = collection.complete_in(split)
     except Exception:  # noqa: BLE001 — a public task or files the gate itself will name: judged@10 as before
         return None, None, None
     return qrels, scales, complete

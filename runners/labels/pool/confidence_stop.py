@@ -144,13 +144,17 @@ class ConfidenceReport:
 def verdict_confidence(rankings: Mapping[str, Mapping[str, Mapping[str, float]]],
                        qrels: Mapping[str, Mapping[str, int]], scale: Sequence[int], k: int = 10,
                        llm: Mapping[tuple[str, str], int] | None = None,
-                       level: float = DEFAULT_CONFIDENCE, draws: int = DEFAULT_DRAWS,
+                       level: float = DEFAULT_CONFIDENCE,
+                       calibrate_on: Mapping[str, Mapping[str, int]] | None = None, draws: int = DEFAULT_DRAWS,
                        seed: int = 0) -> ConfidenceReport:
     """How likely each pair's verdict is to hold, from the judged pooled pairs and the judge's grades ``llm``
-    ((question, document) -> grade); ``reached`` when all are at least ``level`` likely (module docstring). The
-    probability averages over ``draws`` draws of the calibration itself (calibration_posterior.py, seeded)."""
+    ((question, document) -> grade); ``reached`` when they are at least ``level`` likely all together (module
+    docstring). The probability averages over ``draws`` draws of the calibration itself (calibration_posterior.py,
+    seeded). ``calibrate_on``: the labels the probabilities are learnt from, when ``qrels`` holds grades no person
+    gave (the known 0s of questions declared complete: label_status.py); default ``qrels``."""
     pool = pooled_pairs(rankings, sorted(qrels), k)
-    human = {(q, d): int(g) for q, d in pool for g in [qrels[q].get(d)] if g is not None}
+    people = qrels if calibrate_on is None else calibrate_on
+    human = {(q, d): int(g) for q, d in pool for g in [people.get(q, {}).get(d)] if g is not None}
     ranks = {n: {q: {d: i for i, d in enumerate(ranked_ids(r.get(q, {}))[:k])} for q in qrels}
              for n, r in rankings.items()}
     strata = {(q, d): _stratum_of(ranks, q, d) for q, d in pool}

@@ -96,4 +96,6 @@ def config_decisive_order(bench: Any, entry: str, names: Sequence[str], depth: i
     collection = task_collection(entry, bench, llm=False)  # the pairs no human graded, as the pool
     rankings = {n: stored_rankings(bench.results_path, n, collection.name, split)[0] for n in names}
     pairs = decide_pairs(decide, lambda keys: resolve_models(bench.results_path, keys))
-    return decisive_order(rankings, collection.qrels[split], depth, pairs, seed)
+    known = collection.complete_in(split)  # declared complete: no pair of theirs to judge
+    qrels = {q: docs for q, docs in collection.qrels[split].items() if q not in known}
+    return decisive_order(rankings, qrels, depth, pairs, seed)

@@ -11,7 +11,7 @@ Series / frame views are built on demand) so `stats` and `check` start fast.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,12 +41,43 @@ def ranked_ids(ranking: Mapping[str, float]) -> list[str]:
     return [d for d, _ in sorted(ranking.items(), key=lambda x: (x[1], x[0]), reverse=True)]
 
 
+#: said instead of the marks when every question's labels are declared complete (the task's `complete_labels: true`
+#: or each question's `complete_labels` column: the same set, so the same line)
+COMPLETE = ("labels: complete (`complete_labels` declared for every question): a document nobody judged is not "
+            "relevant, so no verdict rests on missing grades")
+
+
+def complete_line(declared: int, questions: int) -> str | None:
+    """What the notes say of the declared complete labels: ``COMPLETE`` when each of the split's ``questions``
+    declares them, how many do when some do (the marks then count the others' unjudged pairs), None when none."""
+    if not declared or not questions:
+        return None
+    if declared >= questions:
+        return COMPLETE
+    return (f"labels: complete for {declared:,} of {questions:,} questions (`complete_labels` declared for them): "
+            f"a document nobody judged is not relevant there, so only the other {questions - declared:,} "
+            "questions' unjudged pairs are counted below")
+
+
+def known_zeros(qrels: Mapping[str, Mapping[str, int]], rankings: Iterable[Mapping[str, Mapping[str, float]]],
+                known: Set[str], k: int) -> dict[str, dict[str, int]]:
+    """``qrels`` with every unlabelled document in any ranking's top-k of a ``known`` question (labels declared
+    complete: Collection.complete_questions) graded 0, as it is known to be: the bounds, the settle estimate and
+    the marks then see no unjudged pair there. The qrels themselves when no question is known."""
+    if not known or not qrels.keys() & known:
+        return {q: dict(d) for q, d in qrels.items()}
+    tops = list(rankings)
+    return {q: ({**{d: 0 for r in tops for d in ranked_ids(r.get(q, {}))[:k]}, **docs} if q in known else dict(docs))
+            for q, docs in qrels.items()}
+
+
 def judged_scores(rankings: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
-                  k: int = 10) -> dict[str, float]:
+                  k: int = 10, known: Set[str] = frozenset()) -> dict[str, float]:
     """Per evaluated query (the qrels' queries, sorted): labelled share of the top-k (any grade, 0 included).
 
     The denominator is min(k, documents ranked), so a corpus smaller than k is not a penalty; a query
-    the model did not rank at all is NaN.
+    the model did not rank at all is NaN. A ``known`` question (labels declared complete) has every document's
+    grade known: 1.0 when it is ranked.
     """
     if k < 1:
         raise AnalysisError(f"judged@k: k must be >= 1, got {k}")
@@ -54,20 +85,23 @@ def judged_scores(rankings: Mapping[str, Mapping[str, float]], qrels: Mapping[st
     for qid in sorted(qrels):
         labels = qrels[qid]
         top = ranked_ids(rankings.get(qid, {}))[:k]
-        out[qid] = sum(d in labels for d in top) / len(top) if top else float("nan")
+        out[qid] = sum(d in labels or qid in known for d in top) / len(top) if top else float("nan")
     return out
 
 
-def judged_ceiling(qrels: Mapping[str, Mapping[str, int]], k: int = 10) -> tuple[float, float]:
+def judged_ceiling(qrels: Mapping[str, Mapping[str, int]], k: int = 10,
+                   known: Set[str] = frozenset()) -> tuple[float, float]:
     """(highest judged@k any ranking can reach, mean labelled documents per query) on these labels.
 
     A query with n labelled documents can have at most min(n, k) of them in its top-k: on a known-item task
     (one labelled document per query) judged@10 is at most 0.10, and 0.10 is then the best, not a warning sign.
+    A ``known`` question (labels declared complete) can reach 1.0.
     """
     counts = [len(docs) for docs in qrels.values()]
     if not counts or k < 1:
         return float("nan"), float("nan")
-    return sum(min(n, k) for n in counts) / (k * len(counts)), sum(counts) / len(counts)
+    reach = sum(k if q in known else min(len(docs), k) for q, docs in qrels.items())
+    return reach / (k * len(counts)), sum(counts) / len(counts)
 
 
 def judged_meaning(k: int, ceilings: Mapping[str, tuple[float, float]]) -> str:
@@ -147,20 +181,21 @@ class JudgedReport:
 
 def judged_report(results_dir: Path, task: str, qrels: Mapping[str, Mapping[str, int]], models: Sequence[str],
                   ks: Iterable[int] = (10,), split: str = "test", baseline: str | None = None,
-                  margin: float = DEFAULT_MARGIN, seed: int = 0) -> JudgedReport:
+                  margin: float = DEFAULT_MARGIN, seed: int = 0, known: Set[str] = frozenset()) -> JudgedReport:
     """judged@k for each model (results names) on one task; warns where one is clearly below `baseline`
-    (default: the first model) at k = 10 (or the smallest k asked for)."""
+    (default: the first model) at k = 10 (or the smallest k asked for). ``known``: the questions whose labels
+    are declared complete (every document's grade known)."""
     ks = sorted(set(ks))
     rows, per_query = [], {}
     for model in models:
         rankings, depth = stored_rankings(results_dir, model, task, split)
         for k in ks:
-            s = judged_scores(rankings, qrels, k)
+            s = judged_scores(rankings, qrels, k, known)
             per_query[(model, k)] = s
             rows.append({"task": task, "candidate": label_of(results_dir, model), "model": model, "k": k,
                          "judged": nan_mean(s), "n_queries": sum(not math.isnan(v) for v in s.values()),
                          "stored_depth": depth})
-    rep = JudgedReport(task, rows, per_query, ceilings={k: judged_ceiling(qrels, k) for k in ks})
+    rep = JudgedReport(task, rows, per_query, ceilings={k: judged_ceiling(qrels, k, known) for k in ks})
     if models:
         base = baseline or models[0]
         if base not in models:
@@ -232,5 +267,5 @@ def judged_for_config(bench: BenchmarkConfig, models: Sequence[str], ks: Iterabl
         if split not in collection.qrels:
             raise AnalysisError(f"task '{collection.name}' has no split '{split}' (splits: {collection.splits})")
         out.append(judged_report(bench.results_path, collection.name, collection.qrels[split], models, ks, split,
-                                 baseline, margin))
+                                 baseline, margin, known=collection.complete_in(split)))
     return out

@@ -3,8 +3,10 @@ pairs turn out to be, or could grading them reverse it (issue 39)? And, as the w
 it is to hold (confidence_stop.py) and how many more randomly sampled questions would likely resolve it
 (resolve_questions.py) (issue 47).
 
-A task declaring `complete_labels: true` has no unjudged pair: a document nobody judged is a known 0, so every
-verdict is settled.
+Questions whose labels are declared complete (Collection.complete_questions: a `complete_labels` column of the
+questions, or the task's `complete_labels: true` for all of them) have no unjudged pair: a document nobody judged is
+a known 0 there, in the bounds, the settle estimate and the probabilities alike (the probabilities are still
+calibrated on people's grades only, not on those known 0s). Every question declared: every verdict is settled.
 
 Reads stored rankings and the task's labels only (the scored ones: what `run` scored, LLM grades included where
 the config's `labels: {use_llm}` policy counts them); the bounds are runners/labels/pool/verdict_bounds.py's, the
@@ -22,7 +24,7 @@ from ...statistics.per_query import label_of
 from ...config.benchmark import BenchmarkConfig
 from ...config.task_lookup import pick_task, task_config_for
 from .confidence_stop import ConfidenceReport, config_llm_grades, holds_text, verdict_confidence
-from .judged import ranked_ids, stored_rankings, task_collection
+from .judged import complete_line, known_zeros, ranked_ids, stored_rankings, task_collection
 from .settle_estimate import judgments_to_settle
 from .verdict_bounds import PairBound, ndcg, pair_bounds
 
@@ -96,6 +98,12 @@ class LabelStatus:
     to_settle: dict[tuple[str, str], int | None]  # settle_estimate.judgments_to_settle
     confidence: ConfidenceReport  # confidence_stop.verdict_confidence: how likely each verdict holds
     resolve: QuestionsToResolve  # resolve_questions: more random questions that would likely resolve each
+    complete: int = 0  # questions whose labels are declared complete (their unjudged pairs are known 0s)
+    questions: int = 0  # scored questions of the split
+
+    def complete_sentence(self) -> str | None:
+        """How many questions declare complete labels (judged.complete_line), None when none do."""
+        return complete_line(self.complete, self.questions)
 
     def estimate(self, pb: PairBound) -> str:
         """How many more judgments would settle an open pair, as one clause (settle_estimate's method)."""
@@ -136,7 +144,8 @@ class LabelStatus:
                 "confidence": {"level": self.confidence.level, "reached": self.confidence.reached,
                                "together": _probability_of(self.confidence),
                                "basis": self.confidence.calibrated.why},
-                "random_sample": self.resolve.basis}
+                "random_sample": self.resolve.basis,
+                "complete_labels": {"questions": self.complete, "of": self.questions}}
 
 
 def _probability(pc: Any) -> float | None:
@@ -167,14 +176,15 @@ def label_status(bench: BenchmarkConfig, models: Sequence[str], task: str | None
         if k > depth:
             raise AnalysisError(f"--k {k} is deeper than the {depth} documents stored per query for '{m}'")
         rankings[m] = stored
-    if cfg.complete_labels:  # `complete_labels: true`: a document nobody judged is known not relevant (grade 0)
-        qrels = {q: {**{d: 0 for r in rankings.values() for d in ranked_ids(r.get(q, {}))[:k]}, **docs}
-                 for q, docs in qrels.items()}
+    known = collection.complete_in(split)  # declared complete: a document nobody judged is a known 0
+    qrels = known_zeros(qrels, rankings.values(), known, k)
     pool = len({(q, d) for r in rankings.values() for q in qrels for d in ranked_ids(r.get(q, {}))[:k]
                 if d not in qrels[q]})
     human = task_collection(entry, bench, llm=False).qrels[split]  # the probabilities are of people's grades
     llm = config_llm_grades(bench, entry, split)
-    confidence = verdict_confidence(rankings, human, scale, k, llm, bench.labels.confidence)
+    confidence = verdict_confidence(rankings, known_zeros(human, rankings.values(), known, k), scale, k,
+                                    {p: g for p, g in llm.items() if p[0] not in known}, bench.labels.confidence,
+                                    calibrate_on=human)
     return LabelStatus(collection.name, split, k, {m: label_of(bench.results_path, m) for m in models},
                        pair_bounds(rankings, qrels, scale, k), pool, judgments_to_settle(rankings, qrels, scale, k),
-                       confidence, questions_to_resolve_pairs(rankings, human, llm, k))
+                       confidence, questions_to_resolve_pairs(rankings, human, llm, k), len(known), len(qrels))

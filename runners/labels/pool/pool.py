@@ -35,6 +35,8 @@ class Pool:
     per_model: dict[str, int]  # unlabelled documents in each model's top-k (pairs, before the union)
     #: of those, questions awaiting judgment (added questions with no graded document: ranked by `run`, unscored)
     n_awaiting: int = 0
+    #: questions left out because their labels are declared complete (nothing of theirs to judge)
+    n_complete: int = 0
 
 
 def awaiting_rankings(results_dir: Path, model: str, task: str, split: str = "test",
@@ -53,13 +55,16 @@ def awaiting_rankings(results_dir: Path, model: str, task: str, split: str = "te
 def build_pool(results_dir: Path, collection: Collection, models: Sequence[str], depth: int = 10,
                split: str = "test", seed: int = 0) -> Pool:
     """The unlabelled pairs of every evaluated query among the top-`depth` of any model, shuffled; the questions
-    awaiting judgment too (their rankings stored apart by `run`), so grading the pool makes them scored."""
+    awaiting judgment too (their rankings stored apart by `run`), so grading the pool makes them scored. Questions
+    whose labels are declared complete (Collection.complete_questions) are left out: a document nobody judged is
+    known not relevant there."""
     if depth < 1:
         raise AnalysisError(f"--depth must be >= 1, got {depth}")
     if split not in collection.qrels:
         raise AnalysisError(f"task '{collection.name}' has no split '{split}' (splits: {collection.splits})")
-    qrels = collection.qrels[split]
-    awaiting = [q for q in collection.awaiting_judgment() if q not in qrels]
+    known = collection.complete_in(split)
+    qrels = {q: docs for q, docs in collection.qrels[split].items() if q not in known}
+    awaiting = [q for q in collection.awaiting_judgment() if q not in collection.qrels[split]]
     pairs: set[tuple[str, str]] = set()
     per_model: dict[str, int] = {}
     for model in models:
@@ -83,7 +88,7 @@ def build_pool(results_dir: Path, collection: Collection, models: Sequence[str],
                      "query": collection.queries[qid], "title": doc.get("title", ""), "document": doc["text"],
                      "grade": ""})
     pooled = {q for q, _ in pairs}
-    return Pool(rows, len(pooled), per_model, len(pooled & set(awaiting)))
+    return Pool(rows, len(pooled), per_model, len(pooled & set(awaiting)), len(known))
 
 
 def write_pool(rows: list[dict[str, Any]], out: Path) -> tuple[Path, Path]:
