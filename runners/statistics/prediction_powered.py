@@ -26,7 +26,7 @@ interval is the regression estimator's small-sample interval (PPI++ with a tuned
 rectifier's variance with divisor n - 2 (n - 1 for a fixed ``lam``), the tuned ``lam``'s own error carried to the
 gap between the judged and unjudged questions' mean prediction, Student t with Welch-Satterthwaite degrees of
 freedom. Measured at 30 questions, every simulated judge, means and differences: 94-98% (docs/statistics.md has
-the table); from 60 on it is at most 4% wider than "clt" and converges to it. A BCa bootstrap did no better
+the table); at 60 it is 3-4.5% wider than "clt" (the demo's draws) and converges to it. A BCa bootstrap did no better
 (92-96% at 30, 89-94% on differences at 20); a studentized bootstrap over-covered means (13% wider than the
 human-only CLT interval) and missed differences; Hall's (1992) skewness correction helped means and hurt
 differences. Below 30 questions nothing measured reached 94% on the demo's means (the human-only t interval
