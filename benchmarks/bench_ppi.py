@@ -5,13 +5,21 @@ a simulated LLM judge grades the whole pool with a known error profile, and peop
 questions (their true grades revealed). Per question, nDCG@10 is scored as mteb scores it (pytrec_eval's
 ``ndcg_cut.10`` over the stored rankings): Y under the true grades, Yhat under the judge's. Then, over many draws of
 the human sample (the judge's grades redrawn each time), for every candidate's mean and every pair's paired
-difference (runners/statistics/prediction_powered.py, PPI++ with power tuning, CLT interval):
+difference (runners/statistics/prediction_powered.py, PPI++ with power tuning; the product's interval, method "t",
+and ppi-python's CLT interval, "clt", on the same draws):
 
 * coverage of the 95% prediction-powered interval of the full-label figure (the mean over all N questions under
   the true grades), beside the human-only interval on the same sample and the LLM-only one (all N questions'
   Yhat taken as truth: systematic errors make it miss);
-* its width over the human-only interval's, by judge, with the correlation of the judge's per-question metric
-  with the true one (per candidate for means, per pair's difference for differences);
+* how much narrower it is than the human-only interval on the same sample, by judge, with the correlation of the
+  judge's per-question metric with the true one (per candidate for means, per pair's difference for
+  differences), and beside it the ceiling: what a perfect judge (Yhat = Y on every question) reaches on the same
+  sample. The estimator imputes over the N - n unjudged questions only (ppi-python's convention) and tunes
+  ``lam``; with Yhat = Y its variance is sigma^2 [(1 - lam)^2 / n + lam^2 / (N - n)], least at lam = (N - n) / N,
+  where it is sigma^2 / N: at most 1 - sqrt(n / N) narrower than the human sample's sigma^2 / n (plain PPI, lam =
+  1, would reach only 1 - sqrt(n / (N - n))). A judge of correlation r reaches at best 1 - sqrt(1 - r^2 (N - n) / N);
+  the per-sample perfect-judge figure differs from 1 - sqrt(n/N) by the sample's own moments and the t interval's
+  divisors;
 * sequential: questions revealed in a random order, 10 at a time; for each pair whose full-label verdict is
   decided (its 95% interval over all N questions excludes 0), the human judgments (pooled pairs of the revealed
   questions) until the interval first excludes 0, as a share of the pool, prediction-powered vs human-only, and
@@ -214,32 +222,37 @@ def simulate(case: Case, profile: str, ns: list[int], draws: int, seq_draws: int
             lab = np.zeros(n_q, bool)
             lab[rng.choice(n_q, size=n, replace=False)] = True
             for c in names:
-                est = ppi_mean(y[c][lab], yhat[c][lab], yhat[c][~lab])
-                rows[n]["mean"].append(_record(est, y[c].mean()))
+                args = (y[c][lab], yhat[c][lab], yhat[c][~lab])
+                est = ppi_mean(*args)
+                rows[n]["mean"].append(_record(est, y[c].mean(), ppi_mean(*args, method="clt"),
+                                               ppi_mean(y[c][lab], y[c][lab], y[c][~lab])))
                 if n == ns[0]:   # LLM-only: all N predictions as truth (the human sample plays no part)
                     stats["llm_mean"].append(est.llm_only[1] <= y[c].mean() <= est.llm_only[2])
                 if n == ns[0] and draw < boot_draws:
-                    boot = ppi_mean(y[c][lab], yhat[c][lab], yhat[c][~lab], method="bootstrap", resamples=2000,
-                                    seed=draw)
+                    boot = ppi_mean(*args, method="bootstrap", resamples=2000, seed=draw)
                     stats["boot"].append(_record(boot, y[c].mean()))
             for a, b in pairs:
-                est = ppi_paired_difference(y[a][lab], y[b][lab], yhat[a][lab], yhat[b][lab], yhat[a][~lab],
-                                            yhat[b][~lab])
-                rows[n]["diff"].append(_record(est, (y[a] - y[b]).mean()))
+                args = (y[a][lab], y[b][lab], yhat[a][lab], yhat[b][lab], yhat[a][~lab], yhat[b][~lab])
+                est = ppi_paired_difference(*args)
+                perfect = ppi_paired_difference(y[a][lab], y[b][lab], y[a][lab], y[b][lab], y[a][~lab], y[b][~lab])
+                rows[n]["diff"].append(_record(est, (y[a] - y[b]).mean(), ppi_paired_difference(*args, method="clt"),
+                                               perfect))
                 if n == ns[0]:
                     stats["llm_diff"].append(est.llm_only[1] <= (y[a] - y[b]).mean() <= est.llm_only[2])
                 if n == ns[0] and draw < boot_draws:
-                    boot = ppi_paired_difference(y[a][lab], y[b][lab], yhat[a][lab], yhat[b][lab], yhat[a][~lab],
-                                                 yhat[b][~lab], method="bootstrap", resamples=2000, seed=draw)
+                    boot = ppi_paired_difference(*args, method="bootstrap", resamples=2000, seed=draw)
                     stats["boot"].append(_record(boot, (y[a] - y[b]).mean()))
         if draw < seq_draws:
             _sequential(y, yhat, pairs, full, sizes, rng, stats)
     return {"rows": rows, "stats": stats, "full": full, "pool": int(sizes.sum()), "n_q": n_q}
 
 
-def _record(est, truth: float) -> tuple[bool, bool, float, float]:
-    """(PPI covers, human-only covers, width ratio, lam) of one estimate."""
-    return (est.low <= truth <= est.high, est.human_only[1] <= truth <= est.human_only[2], est.width_ratio, est.lam)
+def _record(est, truth: float, clt=None, perfect=None) -> tuple[bool, bool, float, float, float, float]:
+    """(PPI covers, human-only covers, width ratio, lam, ppi-python's CLT interval covers, a perfect judge's width
+    ratio on the same sample) of one estimate (nan where not measured)."""
+    return (est.low <= truth <= est.high, est.human_only[1] <= truth <= est.human_only[2], est.width_ratio, est.lam,
+            (clt.low <= truth <= clt.high) if clt is not None else np.nan,
+            perfect.width_ratio if perfect is not None else np.nan)
 
 
 def _sequential(y, yhat, pairs, full, sizes, rng, stats) -> None:
@@ -277,8 +290,14 @@ def report(case: Case, results: dict[str, dict], ns: list[int]) -> None:
     print(f"\n{case.name}: {any_res['n_q']} questions, {any_res['pool']} pooled pairs, candidates "
           f"{', '.join(sorted(case.rankings))}; full-label verdicts: "
           + ", ".join(f"{a} vs {b}: {'+' if v > 0 else '-' if v < 0 else 'undecided'}" for (a, b), v in full.items()))
-    print(f"{'judge':10s} {'kappa':>5s} {'r mean':>6s} {'r diff':>6s} {'n':>4s} | {'cover mean':>10s} "
-          f"{'cover diff':>10s} {'human':>6s} {'LLM-only m/d':>12s} | {'width mean':>10s} {'width diff':>10s} "
+    n_q = any_res["n_q"]
+    print("coverage of the full-label figure by the 95% interval: 't' (the product's default, method='auto'), "
+          "ppi-python's CLT ('clt') and the human-only t interval on the same sample. narrower: 1 - the PPI "
+          "interval's width over the human-only one's, as achieved / as a perfect judge (Yhat = Y) reaches on the "
+          "same sample; PPI++'s ceiling is 1 - sqrt(n/N) (module docstring): "
+          + ", ".join(f"n={n}: {1 - np.sqrt(n / n_q):.0%}" for n in ns))
+    print(f"{'judge':10s} {'kappa':>5s} {'r mean':>6s} {'r diff':>6s} {'n':>4s} | {'t mean':>6s} {'t diff':>6s} "
+          f"{'clt m/d':>13s} {'human':>6s} {'LLM-only m/d':>12s} | {'narrower mean':>13s} {'narrower diff':>13s} "
           f"{'lam':>4s}")
     for profile, res in results.items():
         s = res["stats"]
@@ -286,20 +305,22 @@ def report(case: Case, results: dict[str, dict], ns: list[int]) -> None:
             m, d = np.array(res["rows"][n]["mean"], float), np.array(res["rows"][n]["diff"], float)
             human = np.concatenate([m[:, 1], d[:, 1]]).mean()
             print(f"{profile:10s} {np.mean(s['kappa']):5.2f} {np.mean(s['corr_mean']):6.2f} "
-                  f"{np.mean(s['corr_diff']):6.2f} {n:4d} | {m[:, 0].mean():10.1%} {d[:, 0].mean():10.1%} "
-                  f"{human:6.1%} {np.mean(s['llm_mean']):5.0%}/{np.mean(s['llm_diff']):<5.0%} | "
-                  f"{np.nanmean(m[:, 2]):10.2f} {np.nanmean(d[:, 2]):10.2f} {np.mean(d[:, 3]):4.2f}")
+                  f"{np.mean(s['corr_diff']):6.2f} {n:4d} | {m[:, 0].mean():6.1%} {d[:, 0].mean():6.1%} "
+                  f"{m[:, 4].mean():6.1%}/{d[:, 4].mean():<6.1%} {human:6.1%} "
+                  f"{np.mean(s['llm_mean']):5.0%}/{np.mean(s['llm_diff']):<5.0%}  | "
+                  f"{1 - np.nanmean(m[:, 2]):6.0%} / {1 - np.nanmean(m[:, 5]):<4.0%} "
+                  f"{1 - np.nanmean(d[:, 2]):6.0%} / {1 - np.nanmean(d[:, 5]):<4.0%} {np.mean(d[:, 3]):4.2f}")
     if any(res["stats"]["boot"] for res in results.values()):
         print(f"method='bootstrap' (BCa, 2,000 resamples) at n = {ns[0]}: coverage of means and differences "
-              "together, PPI / human-only, and the CLT's on the same draws")
+              "together, PPI / human-only, and the t interval's (the default) on the same draws")
         for profile, res in results.items():
             b = np.array(res["stats"]["boot"], float)
             per_draw = len(case.rankings) + len(list(combinations(case.rankings, 2)))
             m, d = res["rows"][ns[0]]["mean"], res["rows"][ns[0]]["diff"]
-            clt = [r[0] for r in m[: b.shape[0] // per_draw * len(case.rankings)]]
-            clt += [r[0] for r in d[: b.shape[0] // per_draw * (per_draw - len(case.rankings))]]
-            print(f"  {profile:10s} bootstrap {b[:, 0].mean():6.1%} / {b[:, 1].mean():6.1%}   CLT "
-                  f"{np.mean(clt):6.1%}   width over human-only {np.nanmean(b[:, 2]):.2f}   over {b.shape[0]} "
+            default = [r[0] for r in m[: b.shape[0] // per_draw * len(case.rankings)]]
+            default += [r[0] for r in d[: b.shape[0] // per_draw * (per_draw - len(case.rankings))]]
+            print(f"  {profile:10s} bootstrap {b[:, 0].mean():6.1%} / {b[:, 1].mean():6.1%}   t "
+                  f"{np.mean(default):6.1%}   width over human-only {np.nanmean(b[:, 2]):.2f}   over {b.shape[0]} "
                   "estimates")
     print("human judgments until every decided pair's 95% interval first excludes 0 (share of the pool; median, "
           "90th percentile; first verdict = full-label verdict)")
