@@ -5,7 +5,7 @@ an unlabelled pooled pair 0 -- as bench_judging_order.py -- or a generated colle
 LLM judge grades every pooled pair with a known error profile; people's grades are the truth, revealed in an order:
 
 * confidence stop: the static decisive order (runners/labels/pool/decisive_order.py), in batches; after each batch
-  runners/labels/pool/confidence_stop.py computes how likely each verdict is to hold (LLM grade calibrated on the
+  runners/labels/verdicts/confidence_stop.py computes how likely each verdict is to hold (LLM grade calibrated on the
   pooled pairs judged so far); judging stops once every verdict is at least --confidence likely. Reported: the share
   of the pool judged, and whether the stopped verdicts (the more likely sign of each pair) equal the full labels'.
 * adversarial stop: the same order until the exact bounds (verdict_bounds.py) settle every pair (a few seeds: it
@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling bench_judging_order (run as a file or by runpy)
 from bench_judging_order import from_config, generated, means, pooled, verdicts  # noqa: E402
-from runners.labels.pool.confidence_stop import verdict_confidence  # noqa: E402
+from runners.labels.verdicts.confidence_stop import verdict_confidence  # noqa: E402
 from runners.labels.pool.decisive_order import decisive_order  # noqa: E402
 from runners.labels.pool.judged import ranked_ids  # noqa: E402
 from runners.labels.pool.replan_order import Replanner  # noqa: E402

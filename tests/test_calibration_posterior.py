@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from runners.labels.pool.calibration_posterior import PRIOR_POOLED, RATE_SMOOTHING, calibration_draws
-from runners.labels.pool.confidence_stop import ConfidenceReport, Calibrated
-from runners.labels.pool.verdict_confidence import PairConfidence, pair_confidence, pair_confidence_averaged
+from runners.labels.verdicts.calibration_posterior import PRIOR_POOLED, RATE_SMOOTHING, calibration_draws
+from runners.labels.verdicts.confidence_stop import ConfidenceReport, Calibrated
+from runners.labels.verdicts.verdict_confidence import PairConfidence, pair_confidence, pair_confidence_averaged
 from tests.test_verdict_confidence import _case
 
 GRID = [0, 1, 2]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runners.labels.pool.confidence_stop import MIN_CALIBRATION, grade_probabilities, verdict_confidence
+from runners.labels.verdicts.confidence_stop import MIN_CALIBRATION, grade_probabilities, verdict_confidence
 from runners.statistics.relevance_calibration import calibrate_relevance
 
 SCALE = [0, 1, 2]
@@ -95,7 +95,7 @@ def test_a_group_of_pairs_with_enough_calibration_pairs_is_fitted_on_its_own():
 def test_more_questions_is_the_ppi_count_on_the_fully_judged_questions():
     """`labels status`' "more questions": the questions whose every pooled pair people judged are the labelled
     sample, the rest LLM-only, and the count is questions_to_resolve of the PPI++ paired difference on them."""
-    from runners.labels.pool.label_status import questions_to_resolve_pairs
+    from runners.labels.verdicts.label_status import questions_to_resolve_pairs
     from runners.labels.pool.verdict_bounds import ndcg
     from runners.statistics.prediction_powered import ppi_paired_difference, questions_to_resolve
 

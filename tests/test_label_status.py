@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from runners.labels.pool.judged import ranked_ids, stored_rankings, task_collection
-from runners.labels.pool.label_status import label_status
+from runners.labels.verdicts.label_status import label_status
 from runners.statistics.per_query import load_score_map
 from runners.labels.pool.verdict_bounds import ndcg
 from runners.cli import app
@@ -143,8 +143,8 @@ def test_stats_and_check_print_the_same_unjudged_mark(ran):
 def test_status_prints_how_likely_each_verdict_holds_and_how_many_more_questions(ran, monkeypatch):
     """With LLM grades on the pool (here: the human grade where there is one, else 0) the status gives each verdict's
     probability of holding (confidence_stop.py) and the random questions that would likely resolve it (PPI++)."""
-    import runners.labels.pool.confidence_stop as cs
-    import runners.labels.pool.label_status as ls
+    import runners.labels.verdicts.confidence_stop as cs
+    import runners.labels.verdicts.label_status as ls
 
     cfg, path = ran
     human = task_collection(cfg.tasks[0], cfg, llm=False).qrels["test"]

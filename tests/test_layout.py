@@ -94,12 +94,13 @@ MAX_ROOM_FILES = 10
 #: notes, judge, lint < questions < judging (the web app on top).
 LABEL_ROOMS = {
     "raters": set(),  # the raters' files, their agreement, import and merge
-    "pool": set(),  # judged@k, the pool, the verdict bounds of the unjudged pairs, the decisive order, status
+    "pool": set(),  # judged@k, the pool, the verdict bounds of the unjudged pairs, the decisive order
+    "verdicts": {"pool"},  # how likely each verdict holds (calibration and its posterior), the stop, `labels status`
     "notes": {"pool"},  # what stats/check/report print about the labels and the questions
     "judge": {"pool", "raters"},  # the LLM judge and writer clients, the judge's agreement with raters
     "lint": {"pool"},  # tasks lint: data checks, language, truncation, pooling gaps
     "questions": {"lint", "judge", "notes", "pool"},  # questions sample|generate and the added-questions file
-    "judging": {"questions", "raters", "pool"},  # the judging app of `labels serve` (redacts edited questions)
+    "judging": {"questions", "raters", "pool", "verdicts"},  # the judging app of `labels serve` (redacts edited questions)
 }
 
 #: the statistics core (issue 47: runners/statistics/, with the error type), below labels and analysis: labels imports

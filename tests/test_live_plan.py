@@ -105,9 +105,9 @@ def test_the_panel_says_how_likely_each_verdict_holds_and_stops_at_the_configure
                                                                                               level):
     """With rankings and the judge's grades the panel gives each verdict's probability of holding, and its stop
     line appears exactly when every verdict is at least `labels.confidence` likely (and not before)."""
-    import runners.labels.pool.confidence_stop as cs
+    import runners.labels.verdicts.confidence_stop as cs
     from runners.labels.judging.live_plan import LivePlan
-    from runners.labels.pool.confidence_stop import verdict_confidence
+    from runners.labels.verdicts.confidence_stop import verdict_confidence
 
     client, session, rankings, qrels, cfg = served
     monkeypatch.setattr(cs, "MIN_CALIBRATION", 2)

@@ -79,7 +79,7 @@ def test_labels_section_shows_coverage_raters_and_agreement(tmp_path, monkeypatc
     assert re.search(rf"\| ana / bo \| 30 \| [^|]+ \| {kq:.2f} \\?\[[-0-9.]+, [-0-9.]+\\?\] \|", section), section
     assert "Krippendorff's alpha (ordinal) over all 2 raters:" in section
     # labels status (issue 39): the pair's bounds over the unjudged pairs and its verdict, as the CLI computes them
-    from runners.labels.pool.label_status import label_status
+    from runners.labels.verdicts.label_status import label_status
 
     bench = _bench(tmp_path, new_judged=False)
     (p,) = label_status(bench, ["acme/base", "acme/new"]).pairs

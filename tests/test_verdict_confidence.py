@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from runners.labels.pool.judged import ranked_ids
-from runners.labels.pool.verdict_confidence import pair_confidence
+from runners.labels.verdicts.verdict_confidence import pair_confidence
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

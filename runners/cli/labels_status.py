@@ -1,6 +1,6 @@
 """`private-mteb labels status`: is each pair's nDCG@10 verdict settled whatever the unjudged pairs are?
 
-Thin over runners/labels/pool/label_status.py (the bounds: runners/labels/pool/verdict_bounds.py); no model library
+Thin over runners/labels/verdicts/label_status.py (the bounds: runners/labels/pool/verdict_bounds.py); no model library
 is loaded.
 """
 
@@ -19,7 +19,7 @@ from .labels_judge import config_models
 
 def _held(p: float) -> str:
     """The verdicts' chance to hold all together as text, e.g. 'together: at least 93%' (ConfidenceReport.together)."""
-    from ..labels.pool.confidence_stop import likely_percent
+    from ..labels.verdicts.confidence_stop import likely_percent
 
     return f"together: at least {likely_percent(p)}"
 
@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
         offline_default()
         if fmt not in ("table", "json"):
             raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
-        from ..labels.pool.label_status import label_status
+        from ..labels.verdicts.label_status import label_status
 
         cfg = load_config(config, results)
         st = label_status(cfg, config_models(cfg, models), task, split, k)

@@ -64,7 +64,7 @@ class LabelsOptions(BaseModel):
     data revision). ``prediction_powered``: scores stay on human grades; `stats`, `check` and the report add
     prediction-powered estimates and verdicts (runners/labels/judge/ppi_verdicts.py) from the judge's grades on the
     pool and people's grades on the random sample `labels plan --order sample` drew. ``confidence``: the stopping
-    rule's level (issue 47: runners/labels/pool/confidence_stop.py)."""
+    rule's level (issue 47: runners/labels/verdicts/confidence_stop.py)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -77,9 +77,9 @@ def labels_section(all_numbers: list, seed: int = 0, bench: object = None) -> Se
 
 
 def _status_blocks(bench: object, td: object) -> list:
-    """`labels status` of the task's candidates (runners/labels/pool/label_status.py); [] without a benchmark, with
+    """`labels status` of the task's candidates (runners/labels/verdicts/label_status.py); [] without a benchmark, with
     fewer than two candidates or without stored rankings."""
-    from ...labels.pool.label_status import label_status
+    from ...labels.verdicts.label_status import label_status
     from ...statistics.analysis_errors import AnalysisError
 
     names = [c.name for c in getattr(td, "candidates", [])]

@@ -10,7 +10,7 @@ whose pair is no longer at that place, so a re-plan can never put a grade on ano
 The status panel: for each pair of candidates, settled or open by the exact bounds of verdict_bounds.py over the
 pairs still unjudged (named the worst case), with the labels known (the task's, plus this rater's grades; other
 raters' files count once merged, as everywhere else), and how likely the verdict is to hold (issue 47:
-runners/labels/pool/confidence_stop.py, the config judge's LLM grades calibrated on the judged pooled pairs). Once
+runners/labels/verdicts/confidence_stop.py, the config judge's LLM grades calibrated on the judged pooled pairs). Once
 every verdict is at least `labels: {confidence}` likely to hold (default 95%) the panel says judging can stop: the
 decisive order is served until then (the items after it stay, for a team that wants the worst case settled).
 """
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...statistics.per_query import label_of
-from ..pool.confidence_stop import DEFAULT_CONFIDENCE, config_llm_grades, holds_text, verdict_confidence
+from ..verdicts.confidence_stop import DEFAULT_CONFIDENCE, config_llm_grades, holds_text, verdict_confidence
 from ..pool.judged import known_zeros, stored_rankings, task_collection
 from ..pool.replan_order import Replanner
 from ..pool.verdict_bounds import EPS
@@ -35,7 +35,7 @@ class LivePlan:
                  rankings: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
                  llm: Mapping[tuple[str, str], int] | None = None, level: float = DEFAULT_CONFIDENCE) -> None:
         """`rankings`, `llm` (the judge's grades) and `level` (labels.confidence): for how likely each verdict is
-        to hold and the stop (runners/labels/pool/confidence_stop.py); without rankings the panel gives the bounds
+        to hold and the stop (runners/labels/verdicts/confidence_stop.py); without rankings the panel gives the bounds
         only."""
         self.planner, self.names, self.labels, self.k = planner, list(names), dict(labels), k
         self.rankings, self.llm, self.level = rankings, dict(llm or {}), level

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...statistics.relevance_calibration import RelevanceCalibration, calibrate_relevance
-from .judged import ranked_ids
+from ..pool.judged import ranked_ids
 from .calibration_posterior import DEFAULT_DRAWS, calibration_draws
 from .verdict_confidence import GradeProbs, PairConfidence, pair_confidence_averaged
 
@@ -205,7 +205,7 @@ def config_llm_grades(bench: Any, entry: str, split: str) -> dict[tuple[str, str
 
     from ...config.label_policy import current_judge
     from ...config.task_lookup import task_config_for
-    from .judged import task_collection
+    from ..pool.judged import task_collection
 
     cfg = task_config_for(entry, bench)
     if cfg is None or cfg.path is None:

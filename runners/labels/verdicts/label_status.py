@@ -24,9 +24,9 @@ from ...statistics.per_query import label_of
 from ...config.benchmark import BenchmarkConfig
 from ...config.task_lookup import pick_task, task_config_for
 from .confidence_stop import ConfidenceReport, config_llm_grades, holds_text, verdict_confidence
-from .judged import complete_line, known_zeros, ranked_ids, stored_rankings, task_collection
-from .settle_estimate import judgments_to_settle
-from .verdict_bounds import PairBound, ndcg, pair_bounds
+from ..pool.judged import complete_line, known_zeros, ranked_ids, stored_rankings, task_collection
+from ..pool.settle_estimate import judgments_to_settle
+from ..pool.verdict_bounds import PairBound, ndcg, pair_bounds
 
 
 @dataclass

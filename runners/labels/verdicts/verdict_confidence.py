@@ -37,8 +37,8 @@ import numpy as np
 from scipy.special import erfc
 
 from ...statistics.analysis_errors import AnalysisError
-from .judged import ranked_ids
-from .verdict_bounds import EPS, discounts
+from ..pool.judged import ranked_ids
+from ..pool.verdict_bounds import EPS, discounts
 
 #: (question, document) -> probability of each grade of the scale (aligned with sorted(scale)), summing to 1
 GradeProbs = Callable[[str, str], Sequence[float]]
