@@ -8,7 +8,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from runners.config.task_lookup import task_config_for
 from runners.labels.pool.judged import ranked_ids, stored_rankings, task_collection
+from runners.labels.raters.ratings import judging_dir
 from runners.labels.verdicts.label_status import label_status
 from runners.statistics.per_query import load_score_map
 from runners.labels.pool.verdict_bounds import ndcg
@@ -154,6 +156,14 @@ def test_status_prints_how_likely_each_verdict_holds_and_how_many_more_questions
     judged = sum(1 for q, d in llm if d in human[q])
     monkeypatch.setattr(ls, "config_llm_grades", lambda bench, entry, split: llm)
     monkeypatch.setattr(cs, "MIN_CALIBRATION", min(judged, 30))
+    before = label_status(cfg, names)  # the task's own labels only: not a sample of the pool, nothing calibrated
+    assert before.confidence.pairs == [] and "judged from the pool" in before.confidence.calibrated.why
+    task_cfg = task_config_for(cfg.tasks[0], cfg)
+    folder = judging_dir(task_cfg)  # people judged the pooled pairs in the app: the raters' file says so
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "ana.jsonl").write_text("".join(json.dumps(
+        {"task": task_cfg.name, "split": "test", "query_id": q, "doc_id": d, "grade": human[q][d], "status": "graded",
+         "rater": "ana", "time": "2026-12-06T00:00:00Z"}) + "\n" for q, d in sorted(llm) if d in human[q]))
     st = label_status(cfg, names)
     (pb,) = st.pairs
     pc = st.confidence.of(pb.a, pb.b)

@@ -95,7 +95,7 @@ MAX_ROOM_FILES = 10
 LABEL_ROOMS = {
     "raters": set(),  # the raters' files, their agreement, import and merge
     "pool": set(),  # judged@k, the pool, the verdict bounds of the unjudged pairs, the decisive order
-    "verdicts": {"pool"},  # how likely each verdict holds (calibration and its posterior), the stop, `labels status`
+    "verdicts": {"pool", "raters"},  # how likely each verdict holds (calibration and its posterior), the stop, `labels status`
     "notes": {"pool"},  # what stats/check/report print about the labels and the questions
     "judge": {"pool", "raters"},  # the LLM judge and writer clients, the judge's agreement with raters
     "lint": {"pool"},  # tasks lint: data checks, language, truncation, pooling gaps

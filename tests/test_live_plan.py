@@ -104,7 +104,8 @@ def test_a_grade_for_a_pair_that_moved_is_refused(served):
 def test_the_panel_says_how_likely_each_verdict_holds_and_stops_at_the_configured_confidence(served, monkeypatch,
                                                                                               level):
     """With rankings and the judge's grades the panel gives each verdict's probability of holding, and its stop
-    line appears exactly when every verdict is at least `labels.confidence` likely (and not before)."""
+    line appears exactly when the verdicts are at least `labels.confidence` likely all together (and not before). The
+    probabilities are calibrated on the grades people gave in the app, not on the task's own labels."""
     import runners.labels.verdicts.confidence_stop as cs
     from runners.labels.judging.live_plan import LivePlan
     from runners.labels.verdicts.confidence_stop import verdict_confidence
@@ -114,12 +115,13 @@ def test_the_panel_says_how_likely_each_verdict_holds_and_stops_at_the_configure
     pool = sorted({(q, d) for q in qrels for r in rankings.values() for d in r[q]})
     llm = {key: int(n % 3 == 0) for n, key in enumerate(pool)}
     session.live = LivePlan(session.live.planner, ["A", "B"], {"A": "A", "B": "B"}, 5, rankings, llm, level)
-    i, seen = 0, []
+    i, seen, people = 0, [], {}
     for g in [2, 0, 1, 0, 0, 2, 1, 0, 0, 0, 1, 0]:
         item = client.get(f"/api/item/{i}").json()
         r = client.post("/api/judge", json={"index": i, "key": item["key"], "grade": g}).json()
         qrels[item["key"][1]][item["key"][2]] = g
-        rep = verdict_confidence(rankings, qrels, sorted(cfg.grades), 5, llm, level)
+        people.setdefault(item["key"][1], {})[item["key"][2]] = g
+        rep = verdict_confidence(rankings, qrels, sorted(cfg.grades), 5, llm, level, calibrate_on=people)
         (v,) = r["verdicts"]
         if rep.pairs:
             assert v["probability"] == pytest.approx(rep.pairs[0].probability, abs=1e-12)

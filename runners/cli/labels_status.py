@@ -80,6 +80,7 @@ def register(app: typer.Typer) -> None:
                 "can stop (labels.confidence)" if c.reached else
                 f"the verdicts are not yet {c.level:.0%} likely to hold all together ({_held(c.together)}; "
                 "labels.confidence)")
-        console.print(Text(f"Likely to hold: {c.calibrated.why}; pairs taken as independent given their LLM grade. "
-                           f"{stop if c.pairs else ''} More questions: {st.resolve.basis}.".replace("  ", " "),
+        how = ("; pairs taken as independent given their LLM grade and group, the calibration's own uncertainty "
+               f"included. {stop}" if c.pairs else ".")
+        console.print(Text(f"Likely to hold: {c.calibrated.why}{how} More questions: {st.resolve.basis}.",
                            style="dim"), highlight=False)

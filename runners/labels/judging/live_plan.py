@@ -25,6 +25,7 @@ from ..verdicts.confidence_stop import DEFAULT_CONFIDENCE, config_llm_grades, ho
 from ..pool.judged import known_zeros, stored_rankings, task_collection
 from ..pool.replan_order import Replanner
 from ..pool.verdict_bounds import EPS
+from ..raters.ratings import people_grades
 from .session import JudgingSession
 
 
@@ -39,9 +40,9 @@ class LivePlan:
         only."""
         self.planner, self.names, self.labels, self.k = planner, list(names), dict(labels), k
         self.rankings, self.llm, self.level = rankings, dict(llm or {}), level
-        #: the known 0s of questions declared complete in the planner's labels: not people's grades, so not
-        #: calibrated on
-        self.zeros: set[tuple[str, str]] = set()
+        #: the pairs people graded from the pool (raters' files, then this session): the calibration sample; not
+        #: the task's own labels nor the known 0s of questions declared complete (raters.ratings.people_grades)
+        self.people: dict[tuple[str, str], int] = {}
 
     @classmethod
     def for_config(cls, bench: Any, entry: str, models: Sequence[str], session: JudgingSession, k: int = 10,
@@ -59,7 +60,10 @@ class LivePlan:
         llm = {p: g for p, g in config_llm_grades(bench, entry, split).items() if p[0] not in known}
         plan = cls(planner, models, {m: label_of(bench.results_path, m) for m in models}, k, rankings, llm,
                    bench.labels.confidence)
-        plan.zeros = {(q, d) for q in known for d in filled.get(q, {}) if d not in qrels.get(q, {})}
+        plan.people = {p: g for p, g in people_grades(session.cfg, split).items() if p[0] not in known}
+        for (s, q, d), j in session.judged.items():
+            if s == split and q not in known and j.status == "graded" and j.grade is not None:
+                plan.people[(q, d)] = int(j.grade)
         plan.reorder(session, -1)
         return plan
 
@@ -79,6 +83,7 @@ class LivePlan:
         split, q, d = session.items[i].key
         if grade is not None:
             self.planner.grade(q, d, int(grade))
+            self.people[(q, d)] = int(grade)
         self.reorder(session, i)
 
     def status(self) -> list[dict[str, Any]]:
@@ -87,8 +92,9 @@ class LivePlan:
         configured confidence likely: the decisive order is served until then."""
         out = []
         totals = self.planner.totals()
-        people = ({q: {d: g for d, g in docs.items() if (q, d) not in self.zeros}
-                   for q, docs in self.planner.labels.items()} if self.zeros else None)
+        people: dict[str, dict[str, int]] = {}
+        for (q, d), g in self.people.items():
+            people.setdefault(q, {})[d] = g
         conf = (verdict_confidence({n: self.rankings[n] for n in self.names}, self.planner.labels,
                                    self.planner.scale, self.k, self.llm, self.level, calibrate_on=people)
                 if self.rankings is not None else None)

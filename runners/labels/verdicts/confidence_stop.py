@@ -73,8 +73,9 @@ def grade_probabilities(human: Mapping[tuple[str, str], int], llm: Mapping[tuple
         need = ("at least two different grades among them" if len(grades) >= MIN_CALIBRATION else
                 f"{MIN_CALIBRATION - len(grades)} more")
         return Calibrated(None, len(grades), len(pairs), None,
-                          f"{len(grades)} judged pooled pair{'s' * (len(grades) != 1)}: too few to calibrate "
-                          f"relevance probabilities ({need} needed)")
+                          f"{len(grades)} pooled pair{'s' * (len(grades) != 1)} judged from the pool: too few to "
+                          f"calibrate relevance probabilities ({need} needed; the task's own labels do not count: "
+                          "most were written down because they are relevant)")
     base = [grades.count(g) / len(grades) for g in grid]  # the calibration's rates for an LLM grade never seen
     cal = None
     if len(pairs) >= MIN_CALIBRATION and len({h for _, h in pairs}) >= 2:
