@@ -43,8 +43,6 @@ from ..pool.verdict_bounds import EPS, discounts
 #: (question, document) -> probability of each grade of the scale (aligned with sorted(scale)), summing to 1
 GradeProbs = Callable[[str, str], Sequence[float]]
 METHODS = ("normal", "mc")
-#: posterior draws whose questions share one vectorized pass (pair_confidence_averaged)
-STACKED = 4
 
 
 @dataclass
@@ -270,16 +268,10 @@ def pair_confidence_averaged(rankings: Mapping[str, Mapping[str, Mapping[str, fl
     draws = prep.with_cells(np.asarray(tables, dtype=np.float64), cell_of)
     means, sds = np.zeros((max(len(draws), 1), len(pairs))), np.zeros((max(len(draws), 1), len(pairs)))
     if len(prep.queries):
-        w, c, idcg = prep.w, prep.c, prep.idcg
-        for start in range(0, len(draws), STACKED):  # a few draws' questions stacked on the question axis per pass
-            chunk = draws[start:start + STACKED]
-            b = len(chunk)
-            prep.p = np.concatenate(chunk, axis=0)
-            prep.w, prep.c = np.tile(w, (b, 1, 1)), np.tile(c, (b, 1))
-            prep.idcg = np.tile(idcg, (b,) + (1,) * (idcg.ndim - 1))
+        for i, p_draw in enumerate(draws):  # one pass per draw: stacking draws on the question axis was slower
+            prep.p = p_draw  # (3.5x on a generated collection: the arrays outgrow the cache)
             mean_q, var_q = query_moments(prep)
-            means[start:start + b] = mean_q.reshape(b, -1, len(pairs)).sum(axis=1) / n
-            sds[start:start + b] = np.sqrt(var_q.reshape(b, -1, len(pairs)).sum(axis=1)) / n
+            means[i], sds[i] = mean_q.sum(axis=0) / n, np.sqrt(var_q.sum(axis=0)) / n
     z = np.where(sds > EPS, means / np.where(sds > EPS, sds, 1.0), 0.0)
     up = 0.5 * erfc(-z / math.sqrt(2))
     p_a = np.where(sds > EPS, up, (means > EPS).astype(float))
