@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -401,3 +402,28 @@ def test_adjudication_serves_the_disagreements_and_decides_them(task):
 
 def lines_of(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def test_judged_from_pool_is_the_labels_file_and_the_raters_never_the_collections_own_labels(task):
+    """The calibration sample of `labels status` (label_merge.judged_from_pool): grades people gave to pooled pairs
+    (the raters' files, and once merged or imported the labels file), never the collection's own labels."""
+    from runners.labels.raters.label_merge import judged_from_pool
+
+    yaml_path, pool = task
+    cfg = TaskConfig.from_file(yaml_path)
+    own = load_collection(cfg.source, cfg.base_dir, cfg.name).qrels["test"]
+    assert judged_from_pool(cfg, "test") == {}  # nobody judged from the pool: the own labels are not a sample of it
+    folder, a, b = _two_raters(yaml_path, pool)
+    merged = {(q, d): g for (s, q, d), g in merge_all_for(cfg, folder).items() if s == "test"}
+    assert judged_from_pool(cfg, "test") == merged and len(merged) == 50
+    assert not any(d in own.get(q, {}) for q, d in merged)  # pooled pairs only
+    code, out = _invoke(["labels", "merge", "-t", yaml_path])
+    assert code == 0, out
+    shutil.rmtree(folder)  # the raters' files gone: the labels file still says what people judged from the pool
+    assert judged_from_pool(TaskConfig.from_file(yaml_path), "test") == merged
+
+
+def merge_all_for(cfg: TaskConfig, folder: Path) -> dict:
+    from runners.labels.raters.label_merge import merged_for_task
+
+    return merged_for_task(cfg, folder)[0].grades

@@ -25,7 +25,7 @@ from ..verdicts.confidence_stop import DEFAULT_CONFIDENCE, config_llm_grades, ho
 from ..pool.judged import known_zeros, stored_rankings, task_collection
 from ..pool.replan_order import Replanner
 from ..pool.verdict_bounds import EPS
-from ..raters.ratings import people_grades
+from ..raters.label_merge import judged_from_pool
 from .session import JudgingSession
 
 
@@ -41,7 +41,7 @@ class LivePlan:
         self.planner, self.names, self.labels, self.k = planner, list(names), dict(labels), k
         self.rankings, self.llm, self.level = rankings, dict(llm or {}), level
         #: the pairs people graded from the pool (raters' files, then this session): the calibration sample; not
-        #: the task's own labels nor the known 0s of questions declared complete (raters.ratings.people_grades)
+        #: the task's own labels nor the known 0s of questions declared complete (raters.label_merge.judged_from_pool)
         self.people: dict[tuple[str, str], int] = {}
 
     @classmethod
@@ -60,7 +60,7 @@ class LivePlan:
         llm = {p: g for p, g in config_llm_grades(bench, entry, split).items() if p[0] not in known}
         plan = cls(planner, models, {m: label_of(bench.results_path, m) for m in models}, k, rankings, llm,
                    bench.labels.confidence)
-        plan.people = {p: g for p, g in people_grades(session.cfg, split).items() if p[0] not in known}
+        plan.people = {p: g for p, g in judged_from_pool(session.cfg, split).items() if p[0] not in known}
         for (s, q, d), j in session.judged.items():
             if s == split and q not in known and j.status == "graded" and j.grade is not None:
                 plan.people[(q, d)] = int(j.grade)

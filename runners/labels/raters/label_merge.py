@@ -20,7 +20,7 @@ from custom_tasks.sources import load_collection
 
 from ...statistics.analysis_errors import AnalysisError
 from .label_import import default_labels_path, write_labels
-from .ratings import ADJUDICATION, Merged, merge_all, read_all, read_rater_file
+from .ratings import ADJUDICATION, Merged, judging_dir, merge_all, read_all, read_rater_file
 
 
 @dataclass
@@ -41,6 +41,27 @@ def merged_for_task(cfg: TaskConfig, folder: Path) -> tuple[Merged, list[str]]:
     adj = read_rater_file(adj_path, cfg, ADJUDICATION) if adj_path.exists() else None
     warnings = [w for f in files + ([adj] if adj else []) for w in f.warnings]
     return merge_all(cfg, files, adj), warnings
+
+
+def judged_from_pool(cfg: TaskConfig, split: str, folder: Path | None = None) -> dict[tuple[str, str], int]:
+    """(question, document) -> grade of every pair people judged from the pool on ``split``: the task's labels file
+    (`labels import`, `labels merge`: pooled judgments added after the collection was made) and, over it, the raters'
+    files in the judging folder, merged by the task's rule. These were judged whatever they turned out to be, so they
+    can calibrate how often an unjudged pooled pair is relevant; the collection's own labels cannot (most were
+    written down because they are relevant). {} when nobody has judged from the pool yet."""
+    out: dict[tuple[str, str], int] = {}
+    named = cfg.source.get("labels_file")
+    if named:
+        path = resolve(cfg.base_dir, named)
+        if path.exists():
+            base = load_collection({**cfg.source, "labels_file": None}, cfg.base_dir, cfg.name)
+            out.update({(r["query_id"], r["doc_id"]): int(r["grade"]) for r in read_labels(path, base)
+                        if r["split"] == split})
+    where = judging_dir(cfg, folder)
+    if where.is_dir():
+        merged, _ = merged_for_task(cfg, where)
+        out.update({(q, d): g for (s, q, d), g in merged.grades.items() if s == split})
+    return out
 
 
 def merge_into_labels(cfg: TaskConfig, folder: Path) -> MergeResult:

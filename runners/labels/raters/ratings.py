@@ -128,18 +128,6 @@ def read_all(cfg: TaskConfig, folder: Path) -> list[RaterFile]:
     return [read_rater_file(p, cfg) for p in files]
 
 
-def people_grades(cfg: TaskConfig, split: str, folder: Path | None = None) -> dict[tuple[str, str], int]:
-    """(question, document) -> grade of every pair people graded from the pool on ``split``: the raters' files (the
-    judging app's, or imported), merged by the task's rule. These were judged whatever they turned out to be, so
-    they can calibrate how often an unjudged pooled pair is relevant; the task's own labels cannot (most were written
-    down because they are relevant). {} when nobody has judged yet."""
-    where = judging_dir(cfg, folder)
-    if not where.is_dir():
-        return {}
-    merged = merge_all(cfg, read_all(cfg, where))
-    return {(q, d): g for (s, q, d), g in merged.grades.items() if s == split}
-
-
 def merge_grades(grades: list[int], rule: str, adjudicated: int | None = None) -> int | None:
     """One grade from several raters' grades of a pair; None while an `adjudicated` disagreement waits.
 

@@ -27,7 +27,7 @@ from .confidence_stop import ConfidenceReport, config_llm_grades, holds_text, ve
 from ..pool.judged import complete_line, known_zeros, ranked_ids, stored_rankings, task_collection
 from ..pool.settle_estimate import judgments_to_settle
 from ..pool.verdict_bounds import PairBound, ndcg, pair_bounds
-from ..raters.ratings import people_grades
+from ..raters.label_merge import judged_from_pool
 
 
 @dataclass
@@ -184,7 +184,7 @@ def label_status(bench: BenchmarkConfig, models: Sequence[str], task: str | None
     human = task_collection(entry, bench, llm=False).qrels[split]  # the probabilities are of people's grades
     llm = config_llm_grades(bench, entry, split)
     judged: dict[str, dict[str, int]] = {}
-    for (q, d), g in people_grades(cfg, split).items():  # calibrated on what people judged from the pool only
+    for (q, d), g in judged_from_pool(cfg, split).items():  # calibrated on what people judged from the pool only
         judged.setdefault(q, {})[d] = g
     confidence = verdict_confidence(rankings, known_zeros(human, rankings.values(), known, k), scale, k,
                                     {p: g for p, g in llm.items() if p[0] not in known}, bench.labels.confidence,
