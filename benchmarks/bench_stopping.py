@@ -4,10 +4,12 @@ Simulation, not a timed test. A collection's grades are the truth (every pooled 
 an unlabelled pooled pair 0 -- as bench_judging_order.py -- or a generated collection's known grades). A simulated
 LLM judge grades every pooled pair with a known error profile; people's grades are the truth, revealed in an order:
 
-* confidence stop: the static decisive order (runners/labels/pool/decisive_order.py), in batches; after each batch
-  runners/labels/verdicts/confidence_stop.py computes how likely each verdict is to hold (LLM grade calibrated on the
-  pooled pairs judged so far); judging stops once every verdict is at least --confidence likely. Reported: the share
-  of the pool judged, and whether the stopped verdicts (the more likely sign of each pair) equal the full labels'.
+* confidence stop: the static decisive order (runners/labels/pool/decisive_order.py), or with ``--order replanned``
+  the order re-planned after every batch (runners/labels/pool/replan_order.py: what `labels serve -c` serves), in
+  batches; after each batch runners/labels/verdicts/confidence_stop.py computes how likely each verdict is to hold
+  (LLM grade calibrated on the pooled pairs judged so far, the calibration's uncertainty averaged over); judging
+  stops once the verdicts are at least --confidence likely to hold all together. Reported: the share of the pool
+  judged, and whether the stopped verdicts (the more likely sign of each pair) all equal the full labels'.
 * adversarial stop: the same order until the exact bounds (verdict_bounds.py) settle every pair (a few seeds: it
   does not depend on the judge).
 * prediction-powered random sampling: questions drawn at random, every pooled pair of each judged by people, PPI++
@@ -170,9 +172,9 @@ def run_case(name, make, scale, k, draws, level, args):
     if adversarial:
         print(f"  adversarial stop (decisive order until the exact bounds settle every pair), {len(adversarial)} "
               f"draws: median {np.median(adversarial):.1%} of the pool")
-    print("  stop@: median share of the pool people judged before every verdict was "
-          f"{level:.0%} likely to hold; agree: stopped verdicts = full labels'; PPI random: median share judged "
-          "(every pooled pair of randomly drawn questions) until every PPI++ 95% interval excludes 0, looked at "
+    print("  stop@: median share of the pool people judged before the verdicts were "
+          f"{level:.0%} likely to hold all together; agree: stopped verdicts = full labels'; PPI random: median "
+          "share judged (every pooled pair of randomly drawn questions) until every PPI++ 95% interval excludes 0, looked at "
           "after every batch of questions (no correction for the repeated looks); agree among the draws it resolved; "
           "unresolved: draws where some interval still held 0 with every question but one judged")
 
