@@ -137,7 +137,7 @@ def run_case(name, make, scale, k, draws, level, args):
     rows = {}
     t0 = time.time()
     adversarial = []
-    for d in range(draws):
+    for d in range(args.start, args.start + draws):
         profile = list(JUDGES)[d % len(JUDGES)]
         seed = d // len(JUDGES)
         rankings, truth, lexical_name = make(seed)
@@ -155,9 +155,9 @@ def run_case(name, make, scale, k, draws, level, args):
         tv = np.array([truth[q].get(dd, 0) for q, dd in pool])
         lv = np.array([llm[(q, dd)] for q, dd in pool])
         rows.setdefault(profile, []).append((share, ok, pshare, pok, kappa(tv, lv)))
-        if (d + 1) % 20 == 0:
-            print(f"  ... {d + 1} draws, {time.time() - t0:.0f}s", file=sys.stderr, flush=True)
-        if d < args.adversarial:
+        if (d + 1 - args.start) % 20 == 0:
+            print(f"  ... {d + 1 - args.start} draws, {time.time() - t0:.0f}s", file=sys.stderr, flush=True)
+        if d - args.start < args.adversarial:
             adversarial.append(adversarial_stop(rankings, truth, scale, k, order, max(batch, len(pool) // 50)))
     print(f"  {draws} draws in {time.time() - t0:.0f}s; pool {len(pool):,} pairs, {len(queries)} questions"
           + (" (one collection)" if args.config and name.startswith(args.config.name) else " (per draw)"))
@@ -192,6 +192,8 @@ def main() -> None:
     ap.add_argument("-c", "--config", type=Path)
     ap.add_argument("--generated", action="store_true")
     ap.add_argument("--draws", type=int, default=1000)
+    ap.add_argument("--start", type=int, default=0,
+                    help="the first draw's number: draws start..start+draws-1 (a run split over processes or days)")
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--looks", type=int, default=100, help="looks at the verdicts over the whole pool")
     ap.add_argument("--order", choices=("static", "replanned"), default="static",
