@@ -20,7 +20,7 @@ from custom_tasks.sources import load_collection
 from runners.cli import app
 from runners.config.benchmark import BenchmarkConfig
 from runners.execution.run import run_benchmark
-from runners.labels.notes.unjudged_mark import ASSUMED, COMPLETE
+from runners.labels.notes.unjudged_mark import ASSUMED, ASSUMED_OTHERS, COMPLETE
 from runners.labels.pool.judged import complete_line, judged_scores, known_zeros, ranked_ids, stored_rankings
 from tests.conftest import REPO, TINY_YAML, write_benchmark
 
@@ -100,9 +100,10 @@ def test_some_questions_complete_keep_the_others_marks(ran):
         assert p["unjudged"] <= q["unjudged"]
     stats = flat(_out("stats", "-c", str(path), "-m", "ndcg_at_10", "--resamples", "200"))
     assert "labels: complete for 5 of 10 questions" in stats and flat(COMPLETE) not in stats
-    assert flat(ASSUMED) in stats and re.search(r"unjudged: \S.* unjudged pairs in their top-10", stats), stats
+    assert flat(ASSUMED_OTHERS) in stats and flat(ASSUMED) not in stats, stats  # the others' assumption, said so
+    assert re.search(r"unjudged: \S.* unjudged pairs in their top-10", stats), stats
     check = flat(_out("check", "-c", str(path), "--baseline", "BM25", "--candidate", "MiniLM", "--resamples", "200"))
-    assert "labels: complete for 5 of 10 questions" in check and "judged@10" in check
+    assert "labels: complete for 5 of 10 questions" in check and "judged@10" in check and flat(ASSUMED) not in check
     lint = json.loads(_out("tasks", "lint", "-c", str(path), "--format", "json"))
     (found,) = [f for t in lint["tasks"] for f in t["findings"] if f["check"] == "pooling_suggested"]
     suggested = {r["query"] for r in found["details"]}

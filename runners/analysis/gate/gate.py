@@ -233,7 +233,7 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
                               baseline_shown=f"{label_of(base_dir, b)} in {base_dir}", mode=mode,
                               max_drop=max_drop, alpha=alpha, n_resamples=n_resamples, seed=seed)
         out.append((task, label_of(base_dir, b), label_of(cand_dir, c), result))
-    from ...labels.notes.unjudged_mark import ASSUMED, COMPLETE, complete_line
+    from ...labels.notes.unjudged_mark import COMPLETE, assumed_line, complete_line
 
     notes: list[str] = []
     for (task, b, c), p in zip(pairs, pairings):
@@ -250,8 +250,9 @@ def regression_gate(baseline: str, candidate: str = "results", *, results_dir: P
         found = judged_notes(task, base_dir, b, cand_dir, c, labels, split, seed, scale=(scales or {}).get(task),
                              known=known)
         first = next((i for i, n in enumerate(found) if n.startswith(f"{task}: unjudged: ")), None)
-        if first is not None and f"{task}: {ASSUMED}" not in notes:  # what the marks assume, once per task
-            found.insert(first, f"{task}: {ASSUMED}")
+        assumed = f"{task}: {assumed_line(declared)}"
+        if first is not None and assumed not in notes:  # what the marks assume, once per task
+            found.insert(first, assumed)
         notes += found
     data_notes = list(dict.fromkeys(notes_seen))  # one line per task and change, however many models share it
     return GateRun(out, missing, notes, pairings, data_notes, corpora)

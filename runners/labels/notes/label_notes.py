@@ -56,10 +56,10 @@ def label_notes(bench: BenchmarkConfig, entry: str, models: Sequence[str], k: in
         lines += [declared] if declared else []  # some questions complete: how many, above what counts the others
         lines.append(judged_line(rep, k))
         lines += [f"warning: {w}" for w in rep.warnings]
-        from .unjudged_mark import ASSUMED, config_marks
+        from .unjudged_mark import assumed_line, config_marks
 
         marks = config_marks(bench, entry, list(models), k)
-        lines += [ASSUMED] + marks if marks else []  # what they assume, once per task
+        lines += [assumed_line(declared)] + marks if marks else []  # what they assume, once per task
     lines += question_lines(bench, entry, cfg.name, models, cfg.main_score)  # by source, awaiting, weighted
     cands = [(m, label_of(bench.results_path, m)) for m in models]
     lines += [f"warning: {w}" for w in generator_warnings(cfg.name, cfg.generated_by, cands)]

@@ -31,6 +31,16 @@ Ranking = Mapping[str, Mapping[str, float]]
 #: said once per task above its marks (stats, check): what the scores assume of the pairs nobody judged
 ASSUMED = ("assumed: scores count a document nobody judged as not relevant (the task does not declare "
            "`complete_labels: true`); each `unjudged:` line gives the worst case over their grades")
+#: the same, when some questions declare complete labels: what is assumed holds of the others only
+ASSUMED_OTHERS = ("assumed: on the questions that do not declare `complete_labels`, scores count a document nobody "
+                  "judged as not relevant; each `unjudged:` line gives the worst case over their grades")
+
+
+def assumed_line(declared: str) -> str:
+    """What the marks assume: ``ASSUMED``, or ``ASSUMED_OTHERS`` when ``declared`` (complete_line's text) says some
+    questions declare complete labels."""
+    return ASSUMED_OTHERS if declared else ASSUMED
+
 def unjudged_in_top(ranking: Ranking, qrels: Mapping[str, Mapping[str, int]], k: int = 10) -> int:
     """(question, document) pairs in the ranking's top-k that carry no label, over the labelled questions."""
     return sum(1 for q in qrels for d in ranked_ids(ranking.get(q, {}))[:k] if d not in qrels[q])
