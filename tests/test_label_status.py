@@ -176,6 +176,9 @@ def test_status_prints_how_likely_each_verdict_holds_and_how_many_more_questions
     assert p["questions_to_resolve"] == st.resolve.count(pb.a, pb.b)
     r = CliRunner().invoke(app, ["labels", "status", "-c", str(path)])
     assert f"{pc.probability:.1%}" in r.output, r.output
+    together = " ".join(r.output.split())
+    assert f"likely to hold all together (together: at least {st.confidence.together:.0%}" in together or \
+        st.confidence.together > 0.99, together  # the stop asks the verdicts together (one pair here: its own)
     n = st.resolve.count(pb.a, pb.b)
     if (pb.a, pb.b) in st.resolve.counts:
         assert ("never" if n is None else f"~{n:,}") in r.output

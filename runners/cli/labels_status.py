@@ -76,9 +76,9 @@ def register(app: typer.Typer) -> None:
                            "graded as today's scores count it (not relevant): a projection, redone as grades arrive."),
                       style="dim", highlight=False)
         c = st.confidence
-        stop = (f"the verdicts are at least {c.level:.0%} likely to hold all together ({_held(c.together)}): judging "
+        stop = (f"The verdicts are at least {c.level:.0%} likely to hold all together ({_held(c.together)}): judging "
                 "can stop (labels.confidence)" if c.reached else
-                f"the verdicts are not yet {c.level:.0%} likely to hold all together ({_held(c.together)}; "
+                f"The verdicts are not yet {c.level:.0%} likely to hold all together ({_held(c.together)}; "
                 "labels.confidence)")
         how = ("; pairs taken as independent given their LLM grade and group, the calibration's own uncertainty "
                f"included. {stop}" if c.pairs else ".")
