@@ -22,7 +22,8 @@ exist because a judge's errors may differ by group (the lexical bias), and the f
 decisive order's first groups, not from all: an empirical-Bayes ``s`` (tried: the value maximising the groups'
 Dirichlet-multinomial likelihood) judged the groups alike from the one group judged so far and stopped at 40 judged
 pairs on a wrong verdict. With s = 2, benchmarks/bench_stopping.py measured (docs/judging.md) the 95% stop agreeing
-with the full labels in every draw it ran, the lexical judge included, after judging a median 18% of the demo's pool.
+with the full labels in 200 of 200 draws on the demo (a median 18% of its pool judged) and 97 of 100 on generated
+collections (36%), the lexical judge included.
 Each draw is conditional on its parent's draw (the parent's counts include the children's): a simplification of
 the joint posterior.
 """
