@@ -81,6 +81,6 @@ def register(app: typer.Typer) -> None:
                 f"The verdicts are not yet {c.level:.0%} likely to hold all together ({_held(c.together)}; "
                 "labels.confidence)")
         how = ("; pairs taken as independent given their LLM grade and group, the calibration's own uncertainty "
-               f"included. {stop}" if c.pairs else ".")
+               f"included. {stop}." if c.pairs else ".")
         console.print(Text(f"Likely to hold: {c.calibrated.why}{how} More questions: {st.resolve.basis}.",
                            style="dim"), highlight=False)

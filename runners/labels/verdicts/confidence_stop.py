@@ -159,10 +159,14 @@ def verdict_confidence(rankings: Mapping[str, Mapping[str, Mapping[str, float]]]
     ranks = {n: {q: {d: i for i, d in enumerate(ranked_ids(r.get(q, {}))[:k])} for q in qrels}
              for n, r in rankings.items()}
     strata = {(q, d): _stratum_of(ranks, q, d) for q, d in pool}
-    calibrated = grade_probabilities(human, llm or {}, scale, strata)
+    # the pooled fit: whether there is enough to calibrate on, and the table `labels status` names; the probability
+    # itself comes from the grouped posterior draws below (a fit per group here would go unused)
+    calibrated = grade_probabilities(human, llm or {}, scale)
     if calibrated.probs is None:
         return ConfidenceReport([], level, calibrated)
     posterior = calibration_draws(human, llm or {}, sorted(set(int(g) for g in scale)), strata, draws, seed)
+    calibrated.why += (f", by groups of pairs (which candidates retrieved them, the band of their best rank), "
+                       f"{draws} draws of the calibration")
     return ConfidenceReport(pair_confidence_averaged(rankings, qrels, scale, posterior.tables, posterior.cell_of, k),
                             level, calibrated)
 
