@@ -70,6 +70,9 @@ def test_a_complete_task_prints_no_unjudged_mark(ran):
     assert "unjudged" not in md and "judged@10" not in md and flat(COMPLETE)[1:] in md
     status = json.loads(CliRunner().invoke(app, ["labels", "status", "-c", str(path), "--format", "json"]).output)
     assert status["unjudged_in_pool"] == 0 and all(p["verdict"] == "settled" for p in status["pairs"])
+    # nothing unjudged: each verdict certain and the stop reached, with no calibration sample asked for
+    assert all(p["probability_holds"] == 1.0 for p in status["pairs"]) and status["confidence"]["reached"]
+    assert "no unjudged pair" in status["confidence"]["basis"]
     lint = CliRunner().invoke(app, ["tasks", "lint", "-c", str(path), "--format", "json"])
     assert "complete_labels" in lint.output and '"pooling_suggested"' in lint.output  # skipped, and why
     declare(False)

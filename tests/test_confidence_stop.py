@@ -115,3 +115,25 @@ def test_more_questions_is_the_ppi_count_on_the_fully_judged_questions():
     assert got.count("good", "bad") == questions_to_resolve(est)
     assert "25 questions" in got.basis
     assert not questions_to_resolve_pairs(rankings, human, {}, k).counts  # no LLM grades: no figure
+
+
+def test_nothing_unjudged_makes_every_verdict_known_without_a_calibration():
+    """Every pooled pair graded (a fully judged pool, or questions declared complete): no calibration is needed or
+    asked for; each verdict's probability is 1 (an exact tie: a tie, certainly) and judging can stop. Before, the
+    figure was withheld ('too few to calibrate') on labels that leave nothing to chance."""
+    rng = np.random.default_rng(5)
+    rankings, truth, k = _collection(rng, n_queries=12)
+    pool = {(q, d) for r in rankings.values() for q in truth for d in sorted(r[q], key=r[q].get, reverse=True)[:k]}
+    labels = {q: {d: g for d, g in docs.items() if (q, d) in pool} for q, docs in truth.items()}
+    report = verdict_confidence(rankings, labels, SCALE, k=k)
+    assert report.calibrated.known and report.reached and report.together == 1.0
+    assert [pc.probability for pc in report.pairs] == [1.0]
+    assert report.pairs[0].leader == ("A" if report.pairs[0].now > 0 else "B")
+    assert "no unjudged pair" in report.calibrated.why
+    same = verdict_confidence({"x": rankings["good"], "y": rankings["good"]}, labels, SCALE, k=k)
+    assert same.pairs[0].leader is None and same.pairs[0].probability == 1.0
+    del labels["q0"][next(iter(labels["q0"]))]  # one pooled pair unjudged: the calibration's rules again
+    open_ = verdict_confidence(rankings, labels, SCALE, k=k)
+    assert not open_.calibrated.known and "calibrat" in open_.calibrated.why and open_.pairs[0].sd > 0
+    thin = verdict_confidence(rankings, labels, SCALE, k=k, calibrate_on={})
+    assert not thin.calibrated.known and thin.calibrated.probs is None and not thin.reached

@@ -146,6 +146,7 @@ def test_status_prints_how_likely_each_verdict_holds_and_how_many_more_questions
     """With LLM grades on the pool (here: the human grade where there is one, else 0) the status gives each verdict's
     probability of holding (confidence_stop.py) and the random questions that would likely resolve it (PPI++)."""
     import runners.labels.verdicts.confidence_stop as cs
+    from runners.labels.verdicts.confidence_stop import likely_percent
     import runners.labels.verdicts.label_status as ls
 
     cfg, path = ran
@@ -175,7 +176,7 @@ def test_status_prints_how_likely_each_verdict_holds_and_how_many_more_questions
     assert p["probability_holds"] == pytest.approx(pc.probability, abs=1e-12)
     assert p["questions_to_resolve"] == st.resolve.count(pb.a, pb.b)
     r = CliRunner().invoke(app, ["labels", "status", "-c", str(path)])
-    assert f"{pc.probability:.1%}" in r.output, r.output
+    assert likely_percent(pc.probability) in r.output, r.output  # the table and the sentences round alike
     together = " ".join(r.output.split())
     assert f"likely to hold all together (together: at least {st.confidence.together:.0%}" in together or \
         st.confidence.together > 0.99, together  # the stop asks the verdicts together (one pair here: its own)

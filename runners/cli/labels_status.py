@@ -43,6 +43,7 @@ def register(app: typer.Typer) -> None:
         offline_default()
         if fmt not in ("table", "json"):
             raise typer.BadParameter(f"unknown format '{fmt}' (table|json)", param_hint="--format")
+        from ..labels.verdicts.confidence_stop import likely_percent
         from ..labels.verdicts.label_status import label_status
 
         cfg = load_config(config, results)
@@ -62,7 +63,7 @@ def register(app: typer.Typer) -> None:
             more = st.resolve.count(p.a, p.b) if (p.a, p.b) in st.resolve.counts else "—"
             t.add_row(st.labels[p.a], st.labels[p.b], f"{p.now:+.4f}", f"{p.low:+.4f}", f"{p.high:+.4f}",
                       f"{p.unjudged:,}", "settled" if n == 0 else "never" if n is None else f"~{n:,}",
-                      "—" if pc is None else f"{pc.probability:.1%}",
+                      "—" if pc is None else likely_percent(pc.probability),
                       "never" if more is None else more if isinstance(more, str) else f"~{more:,}")
         console.print(t)
         if st.complete_sentence():  # questions declared complete: their unjudged pairs are known 0s above
@@ -80,7 +81,8 @@ def register(app: typer.Typer) -> None:
                 "can stop (labels.confidence)" if c.reached else
                 f"The verdicts are not yet {c.level:.0%} likely to hold all together ({_held(c.together)}; "
                 "labels.confidence)")
-        how = ("; pairs taken as independent given their LLM grade and group, the calibration's own uncertainty "
+        how = (": judging can stop." if c.calibrated.known and c.pairs else
+               "; pairs taken as independent given their LLM grade and group, the calibration's own uncertainty "
                f"included. {stop}." if c.pairs else ".")
         console.print(Text(f"Likely to hold: {c.calibrated.why}{how} More questions: {st.resolve.basis}.",
                            style="dim"), highlight=False)

@@ -32,7 +32,7 @@ from typing import Any
 from ...statistics.relevance_calibration import RelevanceCalibration, calibrate_relevance
 from ..pool.judged import ranked_ids
 from .calibration_posterior import DEFAULT_DRAWS, calibration_draws
-from .verdict_confidence import GradeProbs, PairConfidence, pair_confidence_averaged
+from .verdict_confidence import GradeProbs, PairConfidence, pair_confidence, pair_confidence_averaged
 
 #: judged pooled pairs the calibration needs before any probability is stated
 MIN_CALIBRATION = 30
@@ -48,6 +48,7 @@ class Calibrated:
     with_llm: int  # ... of which the LLM judge graded too (the calibration sample)
     calibration: RelevanceCalibration | None
     why: str  # one clause: what the probabilities rest on, or why there are none
+    known: bool = False  # nothing unjudged: every verdict known on the labels (probability 1 or an exact tie)
 
 
 def pooled_pairs(rankings: Mapping[str, Mapping[str, Mapping[str, float]]], questions: Sequence[str],
@@ -158,6 +159,12 @@ def verdict_confidence(rankings: Mapping[str, Mapping[str, Mapping[str, float]]]
     human = {(q, d): int(g) for q, d in pool for g in [people.get(q, {}).get(d)] if g is not None}
     ranks = {n: {q: {d: i for i, d in enumerate(ranked_ids(r.get(q, {}))[:k])} for q in qrels}
              for n, r in rankings.items()}
+    if all(d in qrels.get(q, {}) for q, d in pool):  # nothing unjudged: each difference is known, no calibration
+        known = Calibrated(lambda q, d: [], len(human), 0, None,
+                           f"no unjudged pair in the candidates' top-{k}: each verdict is known on these labels",
+                           known=True)
+        return ConfidenceReport(pair_confidence(rankings, qrels, scale, known.probs, k) if pool else [], level,
+                                known)
     strata = {(q, d): _stratum_of(ranks, q, d) for q, d in pool}
     # the pooled fit: whether there is enough to calibrate on, and the table `labels status` names; the probability
     # itself comes from the grouped posterior draws below (a fit per group here would go unused)
