@@ -39,9 +39,11 @@ sys.path.insert(0, str(ROOT))
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "private-mteb" / "bench" / "xquad"
 #: each language measured: its file (SQuAD format) and the task's language
 LANGUAGES = {"zh": ("xquad.zh.json", "zho-Hans"), "th": ("xquad.th.json", "tha-Thai"),
-             "ja": ("jsquad-valid-v1.3.json", "jpn-Jpan")}
+             "ja": ("jsquad-valid-v1.3.json", "jpn-Jpan"), "hi": ("xquad.hi.json", "hin-Deva"),
+             "ar": ("xquad.ar.json", "ara-Arab")}
 #: the bm25: blocks compared
-CHOICES = [("words", {"tokenizer": "words"}), ("characters", {"tokenizer": "characters"}),
+CHOICES = [("words", {"tokenizer": "words", "marks": False}), ("words + marks", {"tokenizer": "words", "marks": True}),
+           ("characters", {"tokenizer": "characters"}),
            ("char_ngrams n=2", {"tokenizer": "char_ngrams", "n": 2}),
            ("char_ngrams n=3", {"tokenizer": "char_ngrams", "n": 3}), ("segmenter", {"tokenizer": "segmenter"})]
 
@@ -120,8 +122,16 @@ def tokens_of(analyzer, texts: list[str]) -> list[list[str]]:
     import bm25s
 
     texts = analyzer.prepare(texts)
-    if analyzer.tokenizer == "words":
-        out = bm25s.tokenize(texts, lower=analyzer.lowercase, stopwords=None, return_ids=False, show_progress=False)
+    if analyzer.tokenizer == "words":  # bm25s' pattern, or the one keeping each word's combining marks
+        from custom_tasks.bm25_tokens import BM25S_WORDS, marked_words_pattern
+
+        out = bm25s.tokenize(texts, lower=analyzer.lowercase, stopwords=None, return_ids=False, show_progress=False,
+                             token_pattern=marked_words_pattern() if analyzer.marks else BM25S_WORDS)
+        if analyzer.stemmer:  # PyStemmer on each word (no stop-word list here: the 90% rule reads stemmed terms)
+            import Stemmer
+
+            stem = Stemmer.Stemmer(analyzer.stemmer).stemWord
+            return [[stem(w) for w in t] for t in out]
         return [list(t) for t in out]
     if analyzer.tokenizer == "characters":
         return [list(unicodedata.normalize("NFKC", t).lower().replace(" ", "")) for t in texts]

@@ -57,6 +57,9 @@ class BM25Settings(BaseModel):
     n: int | None = None
     #: segmenter: jieba (Chinese), newmm (Thai, PyThaiNLP), janome (Japanese); left out: the language's
     segmenter: str | None = None
+    #: words: keep each word's combining marks inside it (left out: on where the language's script writes words with
+    #: them, MARKED_SCRIPTS: Devanagari, Arabic, ...; false: bm25s' \\w\\w+ words, cut at every mark)
+    marks: bool | None = None
     #: bm25s lower-cases every term (mteb's default)
     lowercase: bool | None = None
     #: text through custom_tasks/normalize.py first: NFKC, case folding, one form of variant letters (ş/ș, ţ/ț, ...)
@@ -131,6 +134,8 @@ class BM25Settings(BaseModel):
             raise ValueError("bm25: n is the n-gram length of tokenizer: char_ngrams; add it, or drop n")
         if self.segmenter is not None and self.tokenizer != "segmenter":
             raise ValueError(f"bm25: segmenter {self.segmenter} needs tokenizer: segmenter; add it, or drop segmenter")
+        if self.marks is not None and self.tokenizer not in (None, "words"):
+            raise ValueError(f"bm25: marks is a setting of word tokens, not of {self.tokenizer}: drop marks")
         return self
 
     def written(self) -> dict[str, Any]:
@@ -153,6 +158,7 @@ class Analyzer:
     note: str = ""  # why the default may not be what the task wants (several languages, no analyzer in mteb)
     n: int = 0  # char_ngrams: the longest n-gram
     segmenter: str = ""  # segmenter: its name and installed version ("jieba 0.42.1"; bm25_tokens.segmenter_id)
+    marks: bool = False  # words: each word's combining marks kept inside it (bm25_tokens.marked_words_pattern)
 
     def record(self) -> dict[str, Any]:
         """JSON for the results' sidecar (and the run history): the settings and the one-line description."""
@@ -209,7 +215,9 @@ class Analyzer:
 
             name = self.segmenter.split(" ")[0]
             return f"words of the {self.segmenter} segmenter ({SEGMENTERS[name].dictionary})"
-        return "character tokens" if self.tokenizer == "characters" else "word tokens"
+        if self.tokenizer == "characters":
+            return "character tokens"
+        return "word tokens with their combining marks" if self.marks else "word tokens"
 
     def token_function(self) -> Callable[[str], list[str]] | None:
         """`text -> tokens` for mteb's BM25Tokenizer (its custom-tokenizer path), None for mteb's own tokenizers."""
@@ -303,10 +311,20 @@ def _tokens(language: str, chosen: dict[str, Any], mtebs: str, strict: bool = Tr
     A segmenter whose package is missing: one line naming the extra (ValueError), or with `strict` off its name."""
     from .bm25_tokens import default_segmenter, segmenter_id
     from .languages import language_name
+    from .macro_languages import marked_script
 
     measured = measured_default(language) if "tokenizer" not in chosen else None
     tokenizer = measured[0] if measured else chosen.get("tokenizer", mtebs)
     out: dict[str, Any] = {"tokenizer": tokenizer}
+    if tokenizer == "words":
+        marked = marked_script(language)
+        out["marks"] = chosen.get("marks", marked is not None)
+        if marked and out["marks"] and "marks" not in chosen:
+            out["note"] = (f"{marked}: words keep their combining marks (mteb's word tokens cut a word at each vowel "
+                           "sign or point, docs/candidates.md); marks: false restores them")
+    elif "marks" in chosen:
+        raise ValueError(f"bm25: marks is a setting of word tokens; {language_name(language)} gets {tokenizer}: "
+                         "drop marks, or set tokenizer: words")
     if tokenizer == "char_ngrams":  # n left out: the language's measured n (Thai 3), else 2
         own = MEASURED_DEFAULTS.get(language, ("", DEFAULT_N))
         out["n"] = chosen.get("n", own[1] if own[0] == "char_ngrams" else DEFAULT_N)
@@ -337,12 +355,18 @@ def token_identity(languages: list[str], settings: BM25Settings | None) -> dict[
     the settings fingerprint; None where mteb's own tokenizer is used as written. Never imports mteb."""
     from .macro_languages import MTEB_BM25_LANGUAGES, choose_analyzer_language
 
+    from .macro_languages import marked_script
+
     chosen = settings.written() if settings is not None else {}
     language, _ = choose_analyzer_language(languages, MTEB_BM25_LANGUAGES)  # mteb's table, written without mteb
-    if "tokenizer" not in chosen and measured_default(language) is None:
+    written = chosen.get("tokenizer")
+    if written == "characters":
         return None
-    if chosen.get("tokenizer") in ("words", "characters"):
-        return None
+    if written == "words" or (written is None and measured_default(language) is None):
+        # mteb's word tokens, or words with their marks (the default of a marked script: mteb's BM25 takes words for
+        # every such language, MARKED_SCRIPTS; a written `marks:` is in the block's keys already)
+        marks = chosen.get("marks", marked_script(language) is not None)
+        return {"tokenizer": "words", "marks": True} if marks else None
     out = _tokens(language, chosen, "", strict=False)
     out.pop("note", None)
     return out

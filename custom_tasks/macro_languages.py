@@ -32,6 +32,12 @@ NO_SPACE_SCRIPTS = frozenset({"Hani", "Hans", "Hant", "Jpan", "Hira", "Kana", "H
 NO_SPACE_NAMES = {"Hani": "Han", "Hans": "Han", "Hant": "Han", "Jpan": "Japanese", "Hira": "Hiragana",
                   "Kana": "Katakana", "Hrkt": "kana", "Thai": "Thai", "Laoo": "Lao", "Khmr": "Khmer",
                   "Mymr": "Myanmar"}
+#: ISO 15924 scripts that write words with combining marks (vowel signs, viramas, Arabic and Hebrew vowel points:
+#: Unicode Mn/Mc), where mteb's BM25 takes word tokens: Python's `\\w` leaves the marks out, so bm25s' `\\w\\w+`
+#: cuts such a word at every mark (custom_tasks/bm25_tokens.py, marked_words_pattern)
+MARKED_SCRIPTS = {"Deva": "Devanagari", "Beng": "Bengali", "Guru": "Gurmukhi", "Gujr": "Gujarati", "Orya": "Odia",
+                  "Taml": "Tamil", "Telu": "Telugu", "Knda": "Kannada", "Mlym": "Malayalam", "Sinh": "Sinhala",
+                  "Arab": "Arabic", "Hebr": "Hebrew", "Syrc": "Syriac", "Thaa": "Thaana"}
 ENGLISH = "eng"
 #: the languages mteb's BM25 has an analyzer for (the keys of mteb.models.model_implementations.bm25._ISO3_TO_LANG),
 #: written here so that a task's settings fingerprint never imports mteb; tests/test_macro_languages.py checks them
@@ -86,6 +92,11 @@ def script_of(code: str) -> str:
     from .languages import default_scripts
 
     return default_scripts().get(lang, "Latn")
+
+
+def marked_script(code: str) -> str | None:
+    """The name of the code's script when its words carry combining marks (``hin`` -> Devanagari), else None."""
+    return MARKED_SCRIPTS.get(script_of(code))
 
 
 def no_space_script(code: str) -> str | None:

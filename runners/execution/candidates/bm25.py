@@ -82,7 +82,13 @@ class AnalyzerTokenizer(BM25Tokenizer):
         return super().transform(self.analyzer.prepare(texts))
 
     def _mtebs_case(self) -> bool:
-        return self.analyzer.lowercase and self._own_words is None
+        return self.analyzer.lowercase and self._own_words is None and not self.analyzer.marks
+
+    def _pattern(self) -> str:
+        """bm25s' word pattern, or the one that keeps each word's combining marks (Analyzer.marks)."""
+        from custom_tasks.bm25_tokens import BM25S_WORDS, marked_words_pattern
+
+        return marked_words_pattern() if self.analyzer.marks else BM25S_WORDS
 
     def _fit_transform_bm25s(self, corpus_texts: list[str]) -> Any:
         if self._mtebs_case():
@@ -95,8 +101,9 @@ class AnalyzerTokenizer(BM25Tokenizer):
         if named or self.freq_threshold == 0:  # mteb's fast path
             self._combined_stops, self._combined_list = named, list(named) or None
             return bm25s.tokenize(corpus_texts, lower=lower, stopwords=self._combined_list, stemmer=self.stemmer,
-                                  show_progress=False)
-        raw = bm25s.tokenize(corpus_texts, lower=lower, stopwords=None, stemmer=self.stemmer, show_progress=False)
+                                  token_pattern=self._pattern(), show_progress=False)
+        raw = bm25s.tokenize(corpus_texts, lower=lower, stopwords=None, stemmer=self.stemmer,
+                             token_pattern=self._pattern(), show_progress=False)
         id_to_token = {v: k for k, v in raw.vocab.items()}  # mteb's slow path: frequent terms of the corpus
         doc_freq: dict[str, int] = {}
         for doc_ids in raw.ids:
@@ -114,7 +121,7 @@ class AnalyzerTokenizer(BM25Tokenizer):
         import bm25s
 
         return bm25s.tokenize(texts, lower=self.analyzer.lowercase, stopwords=self._combined_list,
-                              stemmer=self.stemmer, show_progress=False)
+                              stemmer=self.stemmer, token_pattern=self._pattern(), show_progress=False)
 
 
 class AnalyzedBM25Search(BM25Search):
