@@ -16,6 +16,7 @@ import pytest
 
 from custom_tasks.bm25_analyzer import BM25Settings, resolve_analyzer, token_identity
 from custom_tasks.bm25_tokens import BM25S_WORDS, marked_words, marked_words_pattern
+from tests.bm25_reference import bm25s_rankings, write_beir
 
 HINDI = "भारत की राजधानी नई दिल्ली है और हिन्दी यहाँ की मुख्य भाषा है।"
 
@@ -73,14 +74,7 @@ def _hindi_collection(folder: Path, bm25: dict | None) -> tuple[dict, dict, dict
         corpus[f"d{i}"] = {"title": "", "text": " ".join(own) + " के बारे में जानकारी।"}
         queries[f"q{i}"] = f"{own[1]} और {own[3]} क्या है?"
         qrels[f"q{i}"] = {f"d{i}": 2}
-    data = folder / "data"
-    (data / "qrels").mkdir(parents=True, exist_ok=True)
-    (data / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, **v}, ensure_ascii=False) + "\n"
-                                               for d, v in corpus.items()), encoding="utf-8")
-    (data / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}, ensure_ascii=False) + "\n"
-                                                for q, t in queries.items()), encoding="utf-8")
-    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
-        f"{q}\t{d}\t{g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    write_beir(folder, corpus, queries, qrels)
     cfg = {"name": "HiTok", "description": "t", "source": {"format": "beir", "path": "data"},
            "languages": ["hin-Deva"], "license": "cc0-1.0", **({"bm25": bm25} if bm25 else {})}
     (folder / "task.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
@@ -88,7 +82,6 @@ def _hindi_collection(folder: Path, bm25: dict | None) -> tuple[dict, dict, dict
 
 
 def test_on_hindi_the_marked_words_score_as_bm25s_on_them_and_beat_mtebs_cut_words(tmp_path):
-    import bm25s
     import pytrec_eval
     import Stemmer
 
@@ -120,20 +113,8 @@ def test_on_hindi_the_marked_words_score_as_bm25s_on_them_and_beat_mtebs_cut_wor
         for t in set(row):
             df[t] = df.get(t, 0) + 1
     stops = {t for t, n in df.items() if n / len(docs) >= 0.9}
-    docs = [[t for t in row if t not in stops] for row in docs]
-    vocab: dict[str, int] = {}
-    for row in docs:
-        for t in row:
-            vocab.setdefault(t, len(vocab))
-    retriever = bm25s.BM25(k1=1.5, b=0.75, delta=0.5, method="lucene")
-    retriever.index(bm25s.tokenization.Tokenized(ids=[[vocab[t] for t in r] for r in docs], vocab=vocab),
-                    show_progress=False)
-    expected = {}
-    for q in qids:
-        row = [vocab[t] for w in marked_words(queries[q]) if (t := stem(w)) in vocab and t not in stops]
-        d, s = retriever.retrieve(bm25s.tokenization.Tokenized(ids=[row], vocab=vocab), k=len(ids),
-                                  show_progress=False)
-        expected[q] = {ids[int(i)]: float(v) for i, v in zip(d[0], s[0])}
+    expected = bm25s_rankings({d: [t for t in row if t not in stops] for d, row in zip(ids, docs)},
+                              {q: [t for w in marked_words(queries[q]) if (t := stem(w)) not in stops] for q in qids})
     want = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(expected)
     for q in qids:
         assert default[q] == pytest.approx(want[q]["ndcg_cut_10"], abs=1e-9), q

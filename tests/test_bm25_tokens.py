@@ -13,6 +13,7 @@ import yaml
 from custom_tasks.bm25_analyzer import BM25Settings, resolve_analyzer
 from custom_tasks.bm25_tokens import char_ngrams, segment
 from custom_tasks.config import TaskConfig
+from tests.bm25_reference import bm25s_rankings, write_beir
 from tests.conftest import write_benchmark
 
 
@@ -141,20 +142,12 @@ def chinese(seed: int = 3, n_docs: int = 40) -> tuple[dict, dict, dict]:
 
 def chinese_task(folder: Path, bm25: dict | None) -> tuple[dict, dict, Path]:
     corpus, queries, qrels = chinese()
-    data = folder / "data"
-    (data / "qrels").mkdir(parents=True, exist_ok=True)
-    (data / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, **v}, ensure_ascii=False) + "\n"
-                                               for d, v in corpus.items()), encoding="utf-8")
-    (data / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}, ensure_ascii=False) + "\n"
-                                                for q, t in queries.items()), encoding="utf-8")
-    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
-        f"{q}\t{d}\t{g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    write_beir(folder, corpus, queries, qrels)
     _task(folder, bm25)
     return corpus, qrels, folder / "task.yaml"
 
 
 def test_on_chinese_char_ngrams_beat_words_and_characters_and_equal_bm25s(tmp_path):
-    import bm25s
     import pytrec_eval
 
     from runners.config.benchmark import BenchmarkConfig
@@ -177,20 +170,9 @@ def test_on_chinese_char_ngrams_beat_words_and_characters_and_equal_bm25s(tmp_pa
     # the default's scores are bm25s' on the same tokens (Chinese stop words of bm25s' zh list removed)
     stops = set(resolve_analyzer(["zho-Hans"]).stopword_set())
     ids, qids = list(corpus), list(chinese()[1])
-    docs = [[t for t in char_ngrams("\n" + corpus[d]["text"]) if t not in stops] for d in ids]
-    vocab: dict[str, int] = {}
-    for row in docs:
-        for t in row:
-            vocab.setdefault(t, len(vocab))
-    retriever = bm25s.BM25(k1=1.5, b=0.75, delta=0.5, method="lucene")
-    retriever.index(bm25s.tokenization.Tokenized(ids=[[vocab[t] for t in r] for r in docs], vocab=vocab),
-                    show_progress=False)
-    expected = {}
-    for q in qids:
-        row = [vocab[t] for t in char_ngrams(chinese()[1][q]) if t in vocab and t not in stops]
-        d, s = retriever.retrieve(bm25s.tokenization.Tokenized(ids=[row], vocab=vocab), k=len(ids),
-                                  show_progress=False)
-        expected[q] = {ids[int(i)]: float(v) for i, v in zip(d[0], s[0])}
+    expected = bm25s_rankings(
+        {d: [t for t in char_ngrams("\n" + corpus[d]["text"]) if t not in stops] for d in ids},
+        {q: [t for t in char_ngrams(chinese()[1][q]) if t not in stops] for q in qids})
     want = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(expected)
     for q in qids:
         assert ours[q] == pytest.approx(want[q]["ndcg_cut_10"], abs=1e-9), q
