@@ -2,7 +2,8 @@
 
 Reading-comprehension data turned into retrieval as a team would: the paragraphs are the corpus, the questions the
 queries, each question's own paragraph relevance 2. XQuAD (google-deepmind/xquad, CC BY-SA 4.0: 240 Wikipedia
-paragraphs and 1,190 questions, professionally translated) in Chinese and Thai; JSQuAD (JGLUE's validation set,
+paragraphs and 1,190 questions, professionally translated) in Chinese, Thai, Hindi and Arabic; KorQuAD 1.0's dev set
+for Korean (korquad/korquad.github.io, CC BY-ND 2.0 KR: 964 Wikipedia paragraphs, 5,774 questions); JSQuAD (JGLUE's validation set,
 yahoojapan/JGLUE, CC BY-SA 4.0: 1,145 Japanese Wikipedia paragraphs with their article titles, 4,442 questions). For
 each tokenizer choice of `bm25:` (words, mteb's single characters, character n-grams, the language's segmenter when
 its extra is installed):
@@ -15,13 +16,14 @@ its extra is installed):
 * **rank_bm25**: the same tokens in rank_bm25's BM25Okapi (another implementation; its idf is Robertson's with a
   floor, not Lucene's, so its figures differ a little), nDCG@10 by pytrec_eval.
 
-The data is in no package registry, so it is not downloaded here: put `xquad.zh.json` and `xquad.th.json` of
-github.com/google-deepmind/xquad and JGLUE's `datasets/jsquad-v1.3/valid-v1.3.json` (as `jsquad-valid-v1.3.json`)
+The data is in no package registry, so it is not downloaded here: put `xquad.zh.json`, `xquad.th.json`,
+`xquad.hi.json` and `xquad.ar.json` of github.com/google-deepmind/xquad, KorQuAD's `dataset/KorQuAD_v1.0_dev.json`
+(as `korquad-v1.0-dev.json`) and JGLUE's `datasets/jsquad-v1.3/valid-v1.3.json` (as `jsquad-valid-v1.3.json`)
 in the cache folder (default ~/.cache/private-mteb/bench/xquad, or --data); nothing of it enters the repository.
 rank_bm25 is installed for the benchmark only (`pip install rank_bm25`); jieba, pythainlp and janome are the extras
 zh, th and ja.
 
-    python benchmarks/bench_tokenizers.py [--data DIR] [--languages zh th ja]
+    python benchmarks/bench_tokenizers.py [--data DIR] [--languages zh th ja hi ar ko]
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "privat
 #: each language measured: its file (SQuAD format) and the task's language
 LANGUAGES = {"zh": ("xquad.zh.json", "zho-Hans"), "th": ("xquad.th.json", "tha-Thai"),
              "ja": ("jsquad-valid-v1.3.json", "jpn-Jpan"), "hi": ("xquad.hi.json", "hin-Deva"),
-             "ar": ("xquad.ar.json", "ara-Arab")}
+             "ar": ("xquad.ar.json", "ara-Arab"), "ko": ("korquad-v1.0-dev.json", "kor-Hang")}
 #: the bm25: blocks compared
 CHOICES = [("words", {"tokenizer": "words", "marks": False}), ("words + marks", {"tokenizer": "words", "marks": True}),
            ("characters", {"tokenizer": "characters"}),
@@ -224,10 +226,11 @@ def main() -> int:
         args.data, args.languages = write_smoke(Path(tempfile.mkdtemp(prefix="bench-tokenizers-"))), ["zh", "th"]
     missing = [LANGUAGES[lang][0] for lang in args.languages if not (args.data / LANGUAGES[lang][0]).is_file()]
     if missing:
-        print(f"{args.data}: no {', '.join(missing)}: copy xquad.zh.json and xquad.th.json from the public XQuAD "
-              "repository (github.com/google-deepmind/xquad) and datasets/jsquad-v1.3/valid-v1.3.json of JGLUE "
-              "(github.com/yahoojapan/JGLUE) as jsquad-valid-v1.3.json into that folder (all CC BY-SA 4.0), or "
-              "pass --data DIR")
+        print(f"{args.data}: no {', '.join(missing)}: copy the xquad.<lang>.json files from the public XQuAD "
+              "repository (github.com/google-deepmind/xquad), datasets/jsquad-v1.3/valid-v1.3.json of JGLUE "
+              "(github.com/yahoojapan/JGLUE) as jsquad-valid-v1.3.json (all CC BY-SA 4.0) and "
+              "dataset/KorQuAD_v1.0_dev.json of github.com/korquad/korquad.github.io (CC BY-ND 2.0 KR) as "
+              "korquad-v1.0-dev.json into that folder, or pass --data DIR")
         return 2
     from custom_tasks.bm25_analyzer import BM25Settings, resolve_analyzer
 
@@ -243,7 +246,7 @@ def main() -> int:
                 print(f"{lang:<9} {label:<17} {'':>12} {'':>8} {'':>9}  skipped: {e}")
                 continue
             with tempfile.TemporaryDirectory() as tmp:
-                name = f"{'JSQuAD' if lang == 'ja' else 'XQuAD'}{lang.upper()}"
+                name = f"{ {'ja': 'JSQuAD', 'ko': 'KorQuAD'}.get(lang, 'XQuAD')}{lang.upper()}"
                 task = write_task(Path(tmp), name, language, corpus, queries, qrels, block or {})
                 per_query[label], line = private_mteb(task, Path(tmp), name)
             ours = sum(per_query[label].values()) / len(per_query[label])
