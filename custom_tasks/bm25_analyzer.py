@@ -5,8 +5,8 @@ task's `languages:`: one language (ISO 639-3 part of the codes) -> its row of mt
 PyStemmer stemmer, character tokens for CJK/Thai/...); several languages, or none -> English's row; a language
 mteb has no row for -> no stemmer and no list. Without a list, mteb drops the terms found in at least 90% of the
 documents. A task's `bm25:` block overrides any of these, key by key; without the block a task scores exactly as
-mteb's BM25 scores it, except where measurement chose other tokens (`MEASURED_DEFAULTS`: Chinese, Japanese, Thai get
-character n-grams, bm25_tokens.py; the analyzer line says so, and the settings fingerprint holds it). The
+mteb's BM25 scores it, except where measurement chose other tokens (`MEASURED_DEFAULTS`: Chinese, Japanese, Thai,
+Korean get character n-grams, bm25_tokens.py; the analyzer line says so, and the settings fingerprint holds it). The
 analyzer is resolved here from mteb's own table (read at run time; only its stop-word keys are written here, checked
 against it by a test, so that reading a task config never imports mteb), shown by `run`, stored with BM25's results
 and named by `stats` and the report.
@@ -296,7 +296,8 @@ def resolve_analyzer(languages: list[str], settings: BM25Settings | None = None)
 #: the tokenizer chosen by measurement where it beats mteb's single characters (benchmarks/bench_tokenizers.py on
 #: public data of the language; figures in docs/candidates.md): ISO 639-3 code -> (tokenizer, n)
 MEASURED_DEFAULTS: dict[str, tuple[str, int]] = {"zho": ("char_ngrams", 2), "cmn": ("char_ngrams", 2),
-                                                  "jpn": ("char_ngrams", 2), "tha": ("char_ngrams", 3)}
+                                                  "jpn": ("char_ngrams", 2), "tha": ("char_ngrams", 3),
+                                                  "kor": ("char_ngrams", 2)}
 #: the n of char_ngrams when the block leaves it out
 DEFAULT_N = 2
 
@@ -346,7 +347,7 @@ def _tokens(language: str, chosen: dict[str, Any], mtebs: str, strict: bool = Tr
                        "characters; tokenizer: characters restores it")
     elif tokenizer == "characters" and "tokenizer" not in chosen:
         out["note"] = (f"{language_name(language)}: mteb's single characters, not measured here; char_ngrams beat "
-                       "them on Chinese, Japanese and Thai (docs/candidates.md): bm25: {tokenizer: char_ngrams}")
+                       "them on Chinese, Japanese, Thai and Korean (docs/candidates.md): bm25: {tokenizer: char_ngrams}")
     return out
 
 

@@ -174,10 +174,12 @@ def test_the_romanian_stemmer_changes_the_score(tmp_path):
 
 @pytest.mark.parametrize("languages, bm25", [(["eng-Latn"], None), (["ron-Latn"], None),
                                              (["ron-Latn", "eng-Latn"], None), (["pol-Latn"], None),
-                                             (["kor-Hang"], None), (["zho-Hans"], {"tokenizer": "characters"})])
+                                             (["kor-Hang"], {"tokenizer": "characters"}),
+                                             (["zho-Hans"], {"tokenizer": "characters"})])
 def test_without_a_block_the_analyzer_is_mtebs(tmp_path, languages, bm25):
-    """A task without `bm25:` gets exactly mteb's BM25Search results (same documents, same scores); Chinese, Japanese, Thai,
-    whose default tokenizer is chosen by measurement (test_bm25_tokens.py), get them with `tokenizer: characters`."""
+    """A task without `bm25:` gets exactly mteb's BM25Search results (same documents, same scores); Chinese, Japanese,
+    Thai, Korean, whose default tokenizer is chosen by measurement (test_bm25_tokens.py), get them with `tokenizer:
+    characters`."""
     import mteb
 
     from custom_tasks.task import get_task
@@ -215,7 +217,8 @@ def test_defaults_follow_mteb_per_language():
     assert "several languages" in resolve_analyzer(["ron-Latn", "eng-Latn"], BM25Settings(lowercase=False)).note
     chosen = resolve_analyzer(["ron-Latn", "eng-Latn"], BM25Settings(stemmer="romanian"))
     assert (chosen.stemmer, chosen.stopwords, chosen.note) == ("romanian", "en", "")
-    assert resolve_analyzer(["kor-Hang"]).tokenizer == "characters"
+    assert resolve_analyzer(["kor-Hang"], BM25Settings(tokenizer="characters")).tokenizer == "characters"
+    assert resolve_analyzer(["khm-Khmr"]).tokenizer == "characters"  # mteb's choice where nothing was measured
     from custom_tasks.bm25_analyzer import MEASURED_DEFAULTS  # where measurement replaced mteb's single characters
 
     assert MEASURED_DEFAULTS and all(private("bm25_languages")[code][2] == "char" for code in MEASURED_DEFAULTS)
