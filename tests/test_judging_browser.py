@@ -301,3 +301,56 @@ def test_the_question_is_marked_as_whole_words_in_any_script(browser, tmp_path):
         page.wait_for_selector("body[data-index='0']")
         got = page.evaluate("[...document.querySelectorAll('#text mark')].map(m => m.textContent)")
         assert got == want, (MARKS[i], got)
+
+
+def test_right_to_left_text_reads_right_to_left_and_the_rest_left_to_right(browser, tmp_path):
+    """An Arabic or Hebrew question and document are laid out right to left (dir="auto": each element takes the
+    direction of its first strong letter), an English one left to right, on the same page script; before, every text
+    was laid out left to right, so an Arabic sentence's full stop stood at its start."""
+    from types import SimpleNamespace
+
+    from runners.labels.judging.items import Item
+    from runners.labels.judging.page import page_html
+    from runners.labels.judging.session import JudgingSession
+
+    grades = {2: "answers", 1: "partly", 0: "no"}
+    texts = [("ما هي عاصمة مصر؟", "القاهرة هي عاصمة مصر وأكبر مدنها.", "rtl"),
+             ("מהי בירת ישראל?", "ירושלים היא בירת ישראל.", "rtl"),
+             ("what is the capital of Egypt?", "Cairo is the capital of Egypt (القاهرة).", "ltr")]
+    sessions = [JudgingSession(SimpleNamespace(name="T", grades=grades, languages=["ara-Arab"]), "ana",
+                               [Item(("test", "q", "d"), q, "", text)], tmp_path / f"ana{i}.jsonl")
+                for i, (q, text, _) in enumerate(texts)]
+    shown = [0]
+
+    def handle(route) -> None:
+        path = route.request.url.split("judging.test")[1]
+        s = sessions[shown[0]]
+        if path.startswith("/api/state"):
+            body = {"task": "T", "rater": "ana", "start": 0, "grades": {str(k): v for k, v in grades.items()},
+                    "progress": s.progress()}
+        elif path.startswith("/api/item/0"):
+            body = {**s.item(0), "progress": s.progress()}
+        else:
+            return route.fulfill(status=200, content_type="text/html", body=page_html("n", "T", "ana", grades))
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
+
+    page = browser.new_page()
+    page.route("http://judging.test/**", handle)
+    for i, (_, _, want) in enumerate(texts):
+        shown[0] = i
+        page.goto("http://judging.test/?token=t", wait_until="load")
+        page.wait_for_selector("body[data-index='0']")
+        got = page.evaluate("['query', 'text'].map(id => getComputedStyle(document.getElementById(id)).direction)")
+        assert got == [want, want], (texts[i], got)
+        assert page.evaluate("getComputedStyle(document.getElementById('grades')).direction") == "ltr"
+
+
+def test_the_question_review_page_sets_the_direction_of_every_text_by_its_letters():
+    """The review page of `labels serve --questions` lays out its texts as the judging page does (dir="auto")."""
+    import re as regex
+
+    from runners.labels.judging.question_page import question_page_html
+
+    html = question_page_html("n", "T", "ana", {1: "yes", 0: "no"})
+    for element in ("query", "edited", "edit", "title", "text"):
+        assert regex.search(rf'id="{element}" dir="auto"', html), element

@@ -94,3 +94,24 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     assert not failed, failed
     assert requests == [report.as_uri()], f"the page fetched something besides itself: {requests}"
     assert shot.stat().st_size > 20_000
+
+
+def test_a_right_to_left_cell_reads_right_to_left(tmp_path):
+    """A table cell of Arabic or Hebrew text (questions shown with --show-text) is laid out right to left, an English
+    or numeric one left to right, in the HTML the report writes."""
+    from playwright.sync_api import sync_playwright
+
+    from runners.analysis.page.blocks import Report, Section, Table
+    from runners.analysis.page.html import render_html
+
+    table = Table(["question", "nDCG@10"], [["ما هي عاصمة مصر؟", "0.5000"], ["מהי בירת ישראל?", "0.2500"],
+                                           ["what is the capital of Egypt?", "1.0000"]])
+    path = tmp_path / "r.html"
+    path.write_text(render_html(Report("t", "s", [Section("worst", "Worst", [table])])), encoding="utf-8")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        page = browser.new_page()
+        page.goto(path.as_uri())
+        got = page.evaluate("[...document.querySelectorAll('tbody td')].map(td => getComputedStyle(td).direction)")
+        browser.close()
+    assert got == ["rtl", "ltr", "rtl", "ltr", "ltr", "ltr"], got

@@ -46,7 +46,8 @@ def _table(t: Table) -> str:
     rows = []
     for i, row in enumerate(t.rows):
         cls = ' class="baseline"' if i in t.marked else ""
-        rows.append(f"<tr{cls}>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>")
+        # dir="auto": a cell of Arabic or Hebrew text (a question with --show-text) reads right to left
+        rows.append(f"<tr{cls}>" + "".join(f"<td dir=\"auto\">{escape(c)}</td>" for c in row) + "</tr>")
     cap = f"<caption>{escape(t.caption)}</caption>" if t.caption else ""
     return f'<div class="table-wrap"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 

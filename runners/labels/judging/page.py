@@ -185,8 +185,8 @@ def page_shell(nonce: str, head_title: str, title: str, rater: str, style: str, 
 def page_html(nonce: str, title: str, rater: str, grades: dict[int, str]) -> str:
     """The page; `grades` highest first, each with its key."""
     main = f"""<main><section class="card" id="item"><div class="label" id="num"></div>
-<div class="label">question</div><p id="query"></p>
-<div class="label">document</div><h2 id="title"></h2><div id="text"></div></section>
+<div class="label">question</div><p id="query" dir="auto"></p>
+<div class="label">document</div><h2 id="title" dir="auto"></h2><div id="text" dir="auto"></div></section>
 <section class="card" id="done"><h2>All items judged</h2><p>Every item of your share has a judgment. Use
 <kbd>←</kbd> to revisit one, or close this tab: everything is saved.</p></section>
 <aside class="card"><div class="label">how relevant is the document to the question?</div>

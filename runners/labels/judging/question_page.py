@@ -118,10 +118,10 @@ document.addEventListener('click', (ev) => {
 def question_page_html(nonce: str, title: str, rater: str, grades: dict[int, str]) -> str:
     """The question mode's page; `grades` highest first, each with its key."""
     main = f"""<main><section class="card" id="item"><div class="label" id="num"></div>
-<div class="label">generated question</div><p id="query"></p><p id="edited"></p>
-<textarea id="edit" rows="2" maxlength="2000" aria-label="the question, edited"></textarea>
+<div class="label">generated question</div><p id="query" dir="auto"></p><p id="edited" dir="auto"></p>
+<textarea id="edit" dir="auto" rows="2" maxlength="2000" aria-label="the question, edited"></textarea>
 <div class="label">its source passage</div><p id="nosource">no source passage recorded: accept, edit or reject
-the question alone</p><h2 id="title"></h2><div id="text"></div></section>
+the question alone</p><h2 id="title" dir="auto"></h2><div id="text" dir="auto"></div></section>
 <section class="card" id="done"><h2>All questions reviewed</h2><p>Every generated question has a review. Use
 <kbd>←</kbd> to revisit one, or close this tab: everything is saved.</p></section>
 <aside class="card"><div class="label">1. how relevant is the passage to the question?</div>
