@@ -158,3 +158,31 @@ def test_no_value_is_logged(caplog: pytest.LogCaptureFixture, capsys: pytest.Cap
     out = capsys.readouterr()
     assert secret not in out.out + out.err
     assert secret not in repr(res) and "ana@" not in repr(res)
+
+
+@pytest.mark.parametrize("text, kind, value", [
+    ("我的手机号是13800138000请回电", "digits", "13800138000"),
+    ("邮箱zhang.wei@example.com谢谢", "email", "zhang.wei@example.com"),
+    ("メールはtaro.yamada@example.jpです", "email", "taro.yamada@example.jp"),
+    ("제 번호는 01012345678입니다", "digits", "01012345678"),
+    ("เบอร์โทร0812345678ครับ", "phone", "0812345678"),  # a valid German national number too
+    ("卡号4111111111111111过期了", "card", "4111111111111111"),
+    ("我的ip是192.168.1.20吗", "ip", "192.168.1.20"),
+    ("身份证1800101221144在工资单上", "national_id", "1800101221144"),
+])
+def test_a_value_against_the_letters_of_a_script_without_spaces_is_redacted(text, kind, value):
+    """In Chinese, Japanese, Korean or Thai text a number or an address sits right against the letters around it;
+    those letters are boundaries, as a space is in English. Before, `\\w` made them part of the value's word, and
+    the phone number, e-mail, card, address and id above were kept whole."""
+    from stdnum.ro import cnp
+
+    assert cnp.is_valid("1800101221144")
+    out = Redactor().redact(text)
+    assert value not in out.text and f"[{kind.upper()}]" in out.text and out.counts[kind] == 1, (text, out)
+
+
+def test_latin_letters_still_glue_a_code_together():
+    """A code of Latin letters and digits stays whole (the stated rule): only scripts without spaces are
+    boundaries."""
+    for text in ("part NW-204512883 backorder", "ref ABC123456789 shipped", "sku x4111111111111111y"):
+        assert Redactor().redact(text).text == text

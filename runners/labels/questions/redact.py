@@ -10,7 +10,8 @@ numbering plans). A value whose checksum fails is *not* redacted as that kind, s
 their text. One rule still applies to them, stated here and in `RULES`: a standalone unbroken run of `min_digits`
 (default 9) or more digits is redacted as `digits` whatever it is, because a long number in a query (a mistyped id,
 an account, an order or customer number) is personal far more often than it is a search term. Grouped numbers
-("4111 1111 1111 1112") and digits glued to letters or to a code's hyphen ("NW-204512883") are not a run.
+("4111 1111 1111 1112") and digits glued to letters or to a code's hyphen ("NW-204512883") are not a run; the
+letters of a script written without spaces (Han, kana, Hangul, Thai, ...) are boundaries, not glue, for every rule.
 
 A look-alike that fails its check whole (an IBAN with wrong check digits, a grouped card number failing Luhn) is set
 aside while the later rules run, so a phone number is not read inside it. The rules run in a fixed order, each on the text the previous ones left: custom (a team's own pattern wins), then
@@ -39,6 +40,8 @@ from stdnum.it import codicefiscale as it_codicefiscale
 from stdnum.pl import pesel as pl_pesel
 from stdnum.ro import cnp as ro_cnp
 
+from custom_tasks.bm25_tokens import NO_SPACE
+
 #: every kind, in the order the rules run
 KINDS = ("custom", "url_token", "email", "iban", "national_id", "card", "ip", "phone", "digits")
 TOKENS = {kind: f"[{kind.upper()}]" for kind in KINDS}
@@ -65,26 +68,31 @@ RULES = {
     "phone": "a number in international form (+CC or the exit code, e.g. 0044) of a length its country's plan allows, "
              "allocated or not; in the national form of {regions}, a valid (allocated) number",
     "digits": "a standalone unbroken run of {min_digits}+ digits, whatever its checksum (not a code such as "
-              "NW-204512883, not digits glued to letters)",
+              "NW-204512883, not digits glued to Latin-script letters)",
 }
 
-_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")
+#: a letter, digit or underscore that glues a value to a word: `\\w` less the scripts written without spaces (Han,
+#: kana, Hangul, Thai, ...: custom_tasks/bm25_tokens.NO_SPACE), where a phone number, an e-mail or an id sits right
+#: against the letters around it ("我的手机号是13800138000", "邮箱zhang.wei@example.com谢谢"): there they are
+#: boundaries, as a space is elsewhere
+_W = rf"[^\W{NO_SPACE}]"
+_EMAIL = re.compile(rf"(?<!{_W}|[.+-])(?:{_W}|[.+-])+@(?:{_W}|-)+(?:\.(?:{_W}|-)+)*\.[A-Za-z]{{2,}}(?!{_W})")
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"']+", re.IGNORECASE)
 _SECRET_PARAM = re.compile(
     r"token|key|secret|sess|sid|sig|auth|pass|pwd|code|jwt|credential|otp|nonce|ticket|user|uid|email", re.IGNORECASE)
 _RANDOM_SEGMENT = re.compile(r"^[A-Za-z0-9_\-~]{24,}$")
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]{4}){2,7}(?:[ -]?[A-Za-z0-9]{1,4})?"
                    r"(?![A-Za-z0-9])")
-_CARD = re.compile(r"(?<![\w+-])\d(?:[ -]?\d){12,18}(?![\w-])")
-_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?:/\d{1,2})?(?![\w.]*\d)")
-_IPV6 = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f]*:)[0-9A-Fa-f:]{2,39}(?:/\d{1,3})?(?![\w:])")
+_CARD = re.compile(rf"(?<!{_W}|[+-])\d(?:[ -]?\d){{12,18}}(?!{_W}|-)")
+_IPV4 = re.compile(rf"(?<!{_W}|\.)(?:\d{{1,3}}\.){{3}}\d{{1,3}}(?:/\d{{1,2}})?(?!(?:{_W}|\.)*\d)")
+_IPV6 = re.compile(rf"(?<!{_W}|[:.])(?=[0-9A-Fa-f:]*:[0-9A-Fa-f]*:)[0-9A-Fa-f:]{{2,39}}(?:/\d{{1,3}})?(?!{_W}|:)")
 #: national ids: (candidate pattern, validator); candidates are found, the checksum decides
 _NATIONAL_IDS: tuple[tuple[re.Pattern[str], Callable[[str], bool]], ...] = (
-    (re.compile(r"(?<![\w+-])[1-9]\d{12}(?![\w-])"), ro_cnp.is_valid),
-    (re.compile(r"(?<![\w+-])\d{11}(?![\w-])"), pl_pesel.is_valid),
-    (re.compile(r"(?<![\w+-])\d{8}-?[A-Za-z](?![\w-])"), lambda v: es_dni.is_valid(v.upper())),
-    (re.compile(r"(?<![\w+-])[XYZxyz]-?\d{7}-?[A-Za-z](?![\w-])"), lambda v: es_nie.is_valid(v.upper())),
-    (re.compile(r"(?<![\w+-])[A-Za-z]{6}\d{2}[A-Za-z]\d{2}[A-Za-z]\d{3}[A-Za-z](?![\w-])"),
+    (re.compile(rf"(?<!{_W}|[+-])[1-9]\d{{12}}(?!{_W}|-)"), ro_cnp.is_valid),
+    (re.compile(rf"(?<!{_W}|[+-])\d{{11}}(?!{_W}|-)"), pl_pesel.is_valid),
+    (re.compile(rf"(?<!{_W}|[+-])\d{{8}}-?[A-Za-z](?!{_W}|-)"), lambda v: es_dni.is_valid(v.upper())),
+    (re.compile(rf"(?<!{_W}|[+-])[XYZxyz]-?\d{{7}}-?[A-Za-z](?!{_W}|-)"), lambda v: es_nie.is_valid(v.upper())),
+    (re.compile(rf"(?<!{_W}|[+-])[A-Za-z]{{6}}\d{{2}}[A-Za-z]\d{{2}}[A-Za-z]\d{{3}}[A-Za-z](?!{_W}|-)"),
      lambda v: it_codicefiscale.is_valid(v.upper())),
 )
 _HAS_DIGIT = re.compile(r"\d")
@@ -130,7 +138,7 @@ class Redactor:
             raise ValueError(f"min_digits {min_digits} would redact years and prices: use 5 or more")
         self.phone_regions = tuple(r.upper() for r in phone_regions)
         self.min_digits = min_digits
-        self._digits = re.compile(rf"(?<![\w.,])(?<![^\W\d_]-)\d{{{min_digits},}}(?![\w]|[.,]\d)")
+        self._digits = re.compile(rf"(?<!{_W}|[.,])(?<![^\W\d_]-)\d{{{min_digits},}}(?!{_W}|[.,]\d)")
 
     def describe(self) -> dict[str, str]:
         """kind -> the rule in one line (with this redactor's regions and digit threshold)."""
