@@ -164,7 +164,7 @@ def test_no_value_is_logged(caplog: pytest.LogCaptureFixture, capsys: pytest.Cap
     ("我的手机号是13800138000请回电", "digits", "13800138000"),
     ("邮箱zhang.wei@example.com谢谢", "email", "zhang.wei@example.com"),
     ("メールはtaro.yamada@example.jpです", "email", "taro.yamada@example.jp"),
-    ("제 번호는 01012345678입니다", "digits", "01012345678"),
+    ("제 번호는 01012345678입니다", "phone", "01012345678"),  # a possible number of a declared plan too
     ("เบอร์โทร0812345678ครับ", "phone", "0812345678"),  # a valid German national number too
     ("卡号4111111111111111过期了", "card", "4111111111111111"),
     ("我的ip是192.168.1.20吗", "ip", "192.168.1.20"),
@@ -186,3 +186,26 @@ def test_latin_letters_still_glue_a_code_together():
     boundaries."""
     for text in ("part NW-204512883 backorder", "ref ABC123456789 shipped", "sku x4111111111111111y"):
         assert Redactor().redact(text).text == text
+
+
+@pytest.mark.parametrize(("text", "number", "region"), [
+    ("call (999) 555-0143 tonight", "(999) 555-0143", "US"),  # area code 999: not in the plan today
+    ("call 999-555-0143 tonight", "999-555-0143", "US"),
+    ("ruf 0199 1234567 an", "0199 1234567", "DE"),  # 0199: no German area code
+    ("sunati la 0299 123 456", "0299 123 456", "RO"),
+])
+def test_a_national_number_is_redacted_when_possible_not_only_when_valid(text: str, number: str, region: str) -> None:
+    """A full number of a declared region's plan written as that country writes one (its trunk 0; (NXX) NXX-XXXX in
+    North America) is redacted whether or not its range is allocated today, like an international one."""
+    parsed = phonenumbers.parse(number, region)
+    assert phonenumbers.is_possible_number(parsed) and not phonenumbers.is_valid_number(parsed)
+    out = Redactor(phone_regions=(region,)).redact(text)
+    assert out.counts == {"phone": 1} and number not in out.text and "[PHONE]" in out.text, out
+
+
+@pytest.mark.parametrize("text", ["ticket 123-456-7890", "call (212) 155-0143", "order 123 4567", "error 0x80070005",
+                                  "version 0.13.0 on 2026-03-14", "amount 1 250 000 lei"])
+def test_what_no_plan_writes_as_a_national_number_is_kept(text: str) -> None:
+    """Area codes and exchanges starting with 0 or 1 are no North American number; a number without the trunk 0 is
+    no German, British or Romanian one; digits read out of a hexadecimal code are no number at all."""
+    assert Redactor().redact(text).text == text

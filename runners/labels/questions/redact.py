@@ -66,7 +66,8 @@ RULES = {
             "failing: kept whole)",
     "ip": "an IPv4 or IPv6 host address (a network such as 10.40.0.0/16 is kept)",
     "phone": "a number in international form (+CC or the exit code, e.g. 0044) of a length its country's plan allows, "
-             "allocated or not; in the national form of {regions}, a valid (allocated) number",
+             "allocated or not; in the national form of {regions}, a full number of the plan written as that "
+             "country writes one (after its trunk 0; (503) 555-0143 in North America), allocated or not",
     "digits": "a standalone unbroken run of {min_digits}+ digits, whatever its checksum (not a code such as "
               "NW-204512883, not digits glued to Latin-script letters)",
 }
@@ -191,10 +192,8 @@ class Redactor:
         for region in self.phone_regions:
             # VALID: a number of an allocated range; POSSIBLE (a length the plan allows) only in international form
             found = list(phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID))
-            if international:
-                found += [m for m in phonenumbers.PhoneNumberMatcher(text, region,
-                                                                      leniency=phonenumbers.Leniency.POSSIBLE)
-                          if _international(m.raw_string, region)]
+            found += [m for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE)
+                      if (international and _international(m.raw_string, region)) or _national(m.raw_string, region)]
             for match in found:
                 if (_DECIMAL_BEFORE.search(text, 0, match.start) or _GROUP_BEFORE.search(text, 0, match.start)
                         or _GROUP_AFTER.match(text, match.end) or any(
@@ -226,6 +225,36 @@ def _international(raw: str, region: str) -> bool:
         return False
     reason = phonenumbers.is_possible_number_with_reason(number)  # local-only lengths make no sense after a +CC
     return bool(reason == phonenumbers.ValidationResult.IS_POSSIBLE)
+
+
+#: a North American number as people write one: (503) 555-0143, 503-555-0143, 503.555.0143; area code and exchange
+#: start with 2-9, as the plan's every number does (separators required: an unbroken run of ten digits is the digit
+#: rule's)
+_PHONE_CHARS = re.compile(r"[\d ()./-]+")
+_NANP_SHAPE = re.compile(r"(?:\+?1[ .-]?)?(?:\([2-9]\d{2}\) ?|[2-9]\d{2}[ .-])[2-9]\d{2}[ .-]\d{4}")
+
+
+def _national(raw: str, region: str) -> bool:
+    """``raw`` is a full number of the region's plan written in its national form, allocated or not: a length the plan
+    allows for a full number, written the way the region writes a phone number (after the trunk prefix, 0 in GB, DE
+    or RO; grouped as (503) 555-0143 in North America) and at least 7 digits. An unallocated range ((999) 555-0143,
+    0199 1234567) is a person's number as much as an allocated one; the shape keeps amounts and codes out."""
+    if sum(c.isdigit() for c in raw) < 7 or not _PHONE_CHARS.fullmatch(raw):
+        return False  # short, or read out of a code (0x80070005) or a word
+    try:
+        number = phonenumbers.parse(raw, region, keep_raw_input=True)
+    except phonenumbers.NumberParseException:
+        return False
+    if number.country_code_source != phonenumbers.CountryCodeSource.FROM_DEFAULT_COUNTRY:
+        return False  # international forms are _international's
+    reason = phonenumbers.is_possible_number_with_reason(number)
+    if reason != phonenumbers.ValidationResult.IS_POSSIBLE:
+        return False
+    prefix = phonenumbers.PhoneMetadata.metadata_for_region(region).national_prefix
+    written = raw.strip()
+    if prefix == "0":
+        return written.lstrip("(").startswith("0") and not written.startswith("00")
+    return bool(_NANP_SHAPE.fullmatch(written)) if phonenumbers.country_code_for_region(region) == 1 else False
 
 
 def _sub(pattern: re.Pattern[str], text: str, kind: str, counts: Counter[str],
