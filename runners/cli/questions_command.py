@@ -56,8 +56,10 @@ def sample_cmd(
                                    help="proportional (to each stratum's searches) | equal (per stratum)"),
     seed: int = typer.Option(0, "--seed", help="seeds the topic clusters and the draw: same seed, same sample"),
     topics: int = typer.Option(8, "--topics", min=1, help="k-means topic clusters per band (1: no topics)"),
-    model: str = typer.Option("sentence-transformers/all-MiniLM-L6-v2", "--model",
-                              help="the embedding model of the topic clusters (vectors via the embedding cache)"),
+    model: Optional[str] = typer.Option(None, "--model",
+                                        help="the embedding model of the topic clusters (vectors via the embedding "
+                                             "cache; default: all-MiniLM-L6-v2 for English, the multilingual "
+                                             "extra's model for another language)"),
     embed_limit: int = typer.Option(5_000, "--embed-limit", min=1,
                                     help="at most this many queries embedded for topics (a band too large is "
                                          "subsampled at random)"),
@@ -118,6 +120,14 @@ def sample_cmd(
             raise typer.BadParameter(f"pattern {i} ({pattern!r}) is not a regular expression: {e}",
                                      param_hint="--navigational") from None
     rules = Rules(min_chars=min_chars, navigational=nav, near_threshold=near)
+    if model is None and topics > 1:
+        from ..labels.questions.log_embed import topic_model
+
+        model, warning = topic_model(list(cfg.languages))
+        if warning:
+            console.print(f"warning: {warning}", style="yellow", highlight=False, markup=False, soft_wrap=True)
+    model = model or ""
+
     params = SampleParams(size=size, allocation=allocation, seed=seed, topics=topics, band_shares=shares,  # type: ignore[arg-type]
                           band_counts=counts, embed_limit=embed_limit, date=day, model=model if topics > 1 else "",
                           split=split if len(cfg.splits) > 1 else None, rules=rules)

@@ -58,11 +58,14 @@ def generate_cmd(
         out.print(Text.assemble(("warning:", "yellow"), f" generator {report.generator} is of the family of "
                                 f"{', '.join(report.same_family)}; written anyway: {report.override!r} (kept in each "
                                 "question's provenance)"), soft_wrap=True)
+    if report.topic_warning:
+        out.print(Text.assemble(("warning:", "yellow"), f" {report.topic_warning}"), soft_wrap=True)
     if quiet:
         print_json(report.as_dict())
         return
+    shown = "MiniLM" if report.topic_model.endswith("all-MiniLM-L6-v2") else report.topic_model.split("/")[-1]
     console.print(Text(f"{report.asked} passage(s) drawn across {report.clusters} topic cluster(s) of "
-                       f"{report.documents} document(s) (MiniLM embeddings, seed {seed}); questions asked in "
+                       f"{report.documents} document(s) ({shown} embeddings, seed {seed}); questions asked in "
                        f"{report.language} (task languages: {', '.join(task_cfg.languages)})"), soft_wrap=True)
     drops = ", ".join(f"{reason}: {n}" for reason, n in report.dropped.items()) or "none"
     fails = ", ".join(f"{k} x{n}" for k, n in sorted(report.failures.items())) or "none"

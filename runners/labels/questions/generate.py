@@ -29,7 +29,7 @@ from custom_tasks.errors import ConfigError
 from ...config.benchmark import BenchmarkConfig
 from ...config.generator import load_generator_template, render_generator
 from ...config.judge_prompt import judge_identity
-from .passages import TOPIC_MODEL, Draw, clusters_of, document_text, draw_passages, eligible_documents
+from .passages import Draw, clusters_of, document_text, draw_passages, eligible_documents
 from .question_filters import DUP_GENERATED, NO_ANSWER, REASONS, Candidate, filter_questions
 
 #: a passage is cut to this many characters in the prompt (a long document would only cost tokens)
@@ -62,6 +62,8 @@ class GenerateReport:
     #: the first dropped questions (id of the passage, reason, what it duplicates or copies): shown, never stored
     examples: list[dict[str, Any]] = field(default_factory=list)
     query_ids: list[str] = field(default_factory=list)
+    topic_model: str = ""  # whose vectors the passages' topics were clustered on (log_embed.topic_model)
+    topic_warning: str = ""  # MiniLM on a task not in English, the multilingual extra absent
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
@@ -157,15 +159,17 @@ def generate_questions(cfg: BenchmarkConfig, task_cfg: Any, n: int, seed: int = 
     if not docs:
         raise ConfigError(task_cfg.path, "no document left to write a question from (each has one already, or is "
                                          "under 8 words)")
-    if vectors is None:
-        from .log_embed import CacheEmbedder
+    from .log_embed import CacheEmbedder, topic_model
 
-        vectors = CacheEmbedder(task_cfg, cfg.cache_path, TOPIC_MODEL, cfg.encode.device, kind="document")
+    topic, topic_warning = topic_model(list(task_cfg.languages))
+    if vectors is None:
+        vectors = CacheEmbedder(task_cfg, cfg.cache_path, topic, cfg.encode.device, kind="document")
     labels = clusters_of(vectors(texts), k, seed)
     draws: list[Draw] = draw_passages(docs, labels, n, seed)
     language = language_names(list(task_cfg.languages))
     report = GenerateReport(collection.name, opts.model, opts.source, identity, language, k, len(docs),
-                            same_family=found, override=(allow_same_family or None) if found else None)
+                            same_family=found, override=(allow_same_family or None) if found else None,
+                            topic_model=topic, topic_warning=topic_warning)
     report.asked = len(draws)
     prompts = [render_generator(template, document_text(collection.corpus[d.doc_id])[:MAX_PASSAGE_CHARS],
                                 collection.corpus[d.doc_id].get("title") or "", language) for d in draws]
@@ -209,7 +213,7 @@ def generate_questions(cfg: BenchmarkConfig, task_cfg: Any, n: int, seed: int = 
         for kind, n in redaction.counts.items():
             report.redacted[kind] = report.redacted.get(kind, 0) + n
         prov = {"source_doc": d.doc_id, "generator": opts.model, "generator_identity": identity,
-                "prompt_sha256": hashlib.sha256(template.encode()).hexdigest(), "topic_model": TOPIC_MODEL,
+                "prompt_sha256": hashlib.sha256(template.encode()).hexdigest(), "topic_model": topic,
                 "cluster": d.cluster, "clusters": k, "seed": seed, "language": language, "date": when}
         if report.override:
             prov["same_family_override"] = {"reason": report.override, "family_of": found}

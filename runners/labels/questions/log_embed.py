@@ -19,6 +19,24 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 BATCH = 64
 
 
+def topic_model(languages: list[str]) -> tuple[str, str]:
+    """(the model whose vectors the topics are clustered on, a warning or ''): the offline MiniLM for a task in
+    English; for a task written mostly in another language the multilingual extra's model, as `init` proposes it
+    (MiniLM is trained on English only: its clusters of Chinese or Arabic text say little); without the extra,
+    MiniLM and one line saying so and how to do better."""
+    from ...config.init_project import multilingual_installed
+    from ...config.init_templates import MULTILINGUAL, non_english
+
+    other = non_english(languages)
+    if not other or other[0] != (languages or [""])[0]:
+        return DEFAULT_MODEL, ""
+    if multilingual_installed():
+        return MULTILINGUAL, ""
+    return DEFAULT_MODEL, (f"topics: all-MiniLM-L6-v2 is trained on English; this task is {', '.join(other)}: its "
+                           "topic clusters of this text say little; install the multilingual extra (pip install "
+                           "'private-mteb[multilingual]') or pass --model")
+
+
 class CacheEmbedder:
     """``embed(texts) -> float32 vectors`` of one model, read from / stored to ``cache_root``; ``kind`` is what the
     texts are to the model and the cache key: queries (a log), or documents (`questions generate`'s topics of the
