@@ -267,8 +267,9 @@ MARKS = [  # question, task languages, document, the words the page marks (in or
 ]
 
 
-def test_the_question_is_marked_as_whole_words_in_any_script(browser, tmp_path):
-    """The real page script over the real session's items (terms from the task's languages), served by a route."""
+def _one_item_pages(browser, tmp_path, items: list[tuple[str, list[str], str]]):
+    """A page serving the real page script over one real session per (question, languages, document text), through
+    a route; ``show(i)`` loads the i-th."""
     from types import SimpleNamespace
 
     from runners.labels.judging.items import Item
@@ -277,8 +278,8 @@ def test_the_question_is_marked_as_whole_words_in_any_script(browser, tmp_path):
 
     grades = {2: "answers", 1: "partly", 0: "no"}
     sessions = [JudgingSession(SimpleNamespace(name="T", grades=grades, languages=langs), "ana",
-                               [Item(("test", "q", "d"), q, "", text)], tmp_path / "ana.jsonl")
-                for q, langs, text, _ in MARKS]
+                               [Item(("test", "q", "d"), q, "", text)], tmp_path / f"ana{i}.jsonl")
+                for i, (q, langs, text) in enumerate(items)]
     shown = [0]
 
     def handle(route) -> None:
@@ -295,10 +296,20 @@ def test_the_question_is_marked_as_whole_words_in_any_script(browser, tmp_path):
 
     page = browser.new_page()
     page.route("http://judging.test/**", handle)
-    for i, (_, _, _, want) in enumerate(MARKS):
+
+    def show(i: int) -> None:
         shown[0] = i
         page.goto("http://judging.test/?token=t", wait_until="load")
         page.wait_for_selector("body[data-index='0']")
+
+    return page, show
+
+
+def test_the_question_is_marked_as_whole_words_in_any_script(browser, tmp_path):
+    """The real page script over the real session's items (terms from the task's languages), served by a route."""
+    page, show = _one_item_pages(browser, tmp_path, [(q, langs, text) for q, langs, text, _ in MARKS])
+    for i, (_, _, _, want) in enumerate(MARKS):
+        show(i)
         got = page.evaluate("[...document.querySelectorAll('#text mark')].map(m => m.textContent)")
         assert got == want, (MARKS[i], got)
 
@@ -307,39 +318,12 @@ def test_right_to_left_text_reads_right_to_left_and_the_rest_left_to_right(brows
     """An Arabic or Hebrew question and document are laid out right to left (dir="auto": each element takes the
     direction of its first strong letter), an English one left to right, on the same page script; before, every text
     was laid out left to right, so an Arabic sentence's full stop stood at its start."""
-    from types import SimpleNamespace
-
-    from runners.labels.judging.items import Item
-    from runners.labels.judging.page import page_html
-    from runners.labels.judging.session import JudgingSession
-
-    grades = {2: "answers", 1: "partly", 0: "no"}
     texts = [("ما هي عاصمة مصر؟", "القاهرة هي عاصمة مصر وأكبر مدنها.", "rtl"),
              ("מהי בירת ישראל?", "ירושלים היא בירת ישראל.", "rtl"),
              ("what is the capital of Egypt?", "Cairo is the capital of Egypt (القاهرة).", "ltr")]
-    sessions = [JudgingSession(SimpleNamespace(name="T", grades=grades, languages=["ara-Arab"]), "ana",
-                               [Item(("test", "q", "d"), q, "", text)], tmp_path / f"ana{i}.jsonl")
-                for i, (q, text, _) in enumerate(texts)]
-    shown = [0]
-
-    def handle(route) -> None:
-        path = route.request.url.split("judging.test")[1]
-        s = sessions[shown[0]]
-        if path.startswith("/api/state"):
-            body = {"task": "T", "rater": "ana", "start": 0, "grades": {str(k): v for k, v in grades.items()},
-                    "progress": s.progress()}
-        elif path.startswith("/api/item/0"):
-            body = {**s.item(0), "progress": s.progress()}
-        else:
-            return route.fulfill(status=200, content_type="text/html", body=page_html("n", "T", "ana", grades))
-        route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
-
-    page = browser.new_page()
-    page.route("http://judging.test/**", handle)
+    page, show = _one_item_pages(browser, tmp_path, [(q, ["ara-Arab"], text) for q, text, _ in texts])
     for i, (_, _, want) in enumerate(texts):
-        shown[0] = i
-        page.goto("http://judging.test/?token=t", wait_until="load")
-        page.wait_for_selector("body[data-index='0']")
+        show(i)
         got = page.evaluate("['query', 'text'].map(id => getComputedStyle(document.getElementById(id)).direction)")
         assert got == [want, want], (texts[i], got)
         assert page.evaluate("getComputedStyle(document.getElementById('grades')).direction") == "ltr"
