@@ -319,7 +319,7 @@ def _tokens(language: str, chosen: dict[str, Any], mtebs: str, strict: bool = Tr
     out: dict[str, Any] = {"tokenizer": tokenizer}
     if tokenizer == "words":
         marked = marked_script(language)
-        out["marks"] = chosen.get("marks", marked is not None)
+        out["marks"] = _marks(language, chosen)
         if marked and out["marks"] and "marks" not in chosen:
             out["note"] = (f"{marked}: words keep their combining marks (mteb's word tokens cut a word at each vowel "
                            "sign or point, docs/candidates.md); marks: false restores them")
@@ -351,12 +351,17 @@ def _tokens(language: str, chosen: dict[str, Any], mtebs: str, strict: bool = Tr
     return out
 
 
+def _marks(language: str, chosen: dict[str, Any]) -> bool:
+    """Whether word tokens keep their combining marks: the block's `marks:`, else on for a marked script."""
+    from .macro_languages import marked_script
+
+    return bool(chosen.get("marks", marked_script(language) is not None))
+
+
 def token_identity(languages: list[str], settings: BM25Settings | None) -> dict[str, Any] | None:
     """What the task's `bm25:` keys do not say about its tokens (a measured default, the segmenter's version), for
     the settings fingerprint; None where mteb's own tokenizer is used as written. Never imports mteb."""
     from .macro_languages import MTEB_BM25_LANGUAGES, choose_analyzer_language
-
-    from .macro_languages import marked_script
 
     chosen = settings.written() if settings is not None else {}
     language, _ = choose_analyzer_language(languages, MTEB_BM25_LANGUAGES)  # mteb's table, written without mteb
@@ -366,8 +371,7 @@ def token_identity(languages: list[str], settings: BM25Settings | None) -> dict[
     if written == "words" or (written is None and measured_default(language) is None):
         # mteb's word tokens, or words with their marks (the default of a marked script: mteb's BM25 takes words for
         # every such language, MARKED_SCRIPTS; a written `marks:` is in the block's keys already)
-        marks = chosen.get("marks", marked_script(language) is not None)
-        return {"tokenizer": "words", "marks": True} if marks else None
+        return {"tokenizer": "words", "marks": True} if _marks(language, chosen) else None
     out = _tokens(language, chosen, "", strict=False)
     out.pop("note", None)
     return out

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from .log_embed import DEFAULT_MODEL as TOPIC_MODEL  # the offline MiniLM package: the topics of both commands
 #: a larger corpus is clustered on a seeded random sample of this many documents (MiniLM on CPU: minutes)
 MAX_CLUSTERED_DOCS = 20_000
 #: a passage with fewer words cannot carry a question someone would search for
